@@ -1,0 +1,180 @@
+//! A deformable body: rest mesh, per-element rest data, force model, mass, fixed vertices,
+//! damping, and the state `(x, v)`.
+
+use crate::fem::material::{build_model, ModelKind};
+use crate::fem::{ElementSet, ForceModel, Lame, Mass, MassKind, MaterialError};
+use crate::mesh::{bounding_box, MeshError, TetMesh};
+use nalgebra::Vector3;
+use thiserror::Error;
+
+/// Rayleigh damping `C = α M + β K` (Müller et al. 2002 eq. 2 with a Rayleigh `C`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rayleigh {
+    pub alpha: f64,
+    pub beta: f64,
+}
+
+/// Everything needed to build a [`Body`].
+#[derive(Debug, Clone)]
+pub struct BodyDesc {
+    pub name: String,
+    pub mesh: TetMesh,
+    pub model: ModelKind,
+    pub youngs: f64,
+    pub poisson: f64,
+    pub density: f64,
+    pub mass: MassKind,
+    pub damping: Rayleigh,
+    /// Vertices held at their rest position.
+    pub fixed: Vec<u32>,
+    pub velocity: Vector3<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum BodyError {
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    #[error(transparent)]
+    Material(#[from] MaterialError),
+    #[error("fixed vertex {vertex} is out of range (the mesh has {n_vertices} vertices)")]
+    FixedOutOfRange { vertex: u32, n_vertices: usize },
+    #[error("damping.{key} = {value}: must be a finite number ≥ 0")]
+    Damping { key: &'static str, value: f64 },
+    #[error("velocity has a non-finite component")]
+    Velocity,
+}
+
+/// A simulated body.
+#[derive(Debug)]
+pub struct Body {
+    pub name: String,
+    pub mesh: TetMesh,
+    pub elems: ElementSet,
+    pub model: Box<dyn ForceModel>,
+    pub lame: Lame,
+    pub density: f64,
+    pub mass: Mass,
+    pub damping: Rayleigh,
+    /// `fixed[i]`: vertex `i` is held in place.
+    pub fixed: Vec<bool>,
+    pub x: Vec<Vector3<f64>>,
+    pub v: Vec<Vector3<f64>>,
+    rest_diagonal: f64,
+}
+
+impl Body {
+    pub fn new(desc: BodyDesc) -> Result<Self, BodyError> {
+        desc.mesh.validate()?;
+        let lame = Lame::from_youngs_poisson(desc.youngs, desc.poisson)?;
+        if !(desc.density > 0.0 && desc.density.is_finite()) {
+            return Err(MaterialError::Density(desc.density).into());
+        }
+        for (key, value) in [("alpha", desc.damping.alpha), ("beta", desc.damping.beta)] {
+            if !(value >= 0.0 && value.is_finite()) {
+                return Err(BodyError::Damping { key, value });
+            }
+        }
+        if !desc.velocity.iter().all(|c| c.is_finite()) {
+            return Err(BodyError::Velocity);
+        }
+        let n = desc.mesh.n_vertices();
+        let mut fixed = vec![false; n];
+        for &i in &desc.fixed {
+            *fixed.get_mut(i as usize).ok_or(BodyError::FixedOutOfRange { vertex: i, n_vertices: n })? = true;
+        }
+        let elems = ElementSet::new(&desc.mesh);
+        let mass = Mass::new(&elems, n, desc.density, desc.mass);
+        let model = build_model(desc.model, lame, &elems);
+        let (lo, hi) = desc.mesh.bounding_box();
+        let v = (0..n)
+            .map(|i| if fixed[i] { Vector3::zeros() } else { desc.velocity })
+            .collect();
+        Ok(Self {
+            name: desc.name,
+            x: desc.mesh.positions.clone(),
+            v,
+            rest_diagonal: (hi - lo).norm(),
+            mesh: desc.mesh,
+            elems,
+            model,
+            lame,
+            density: desc.density,
+            mass,
+            damping: desc.damping,
+            fixed,
+        })
+    }
+
+    pub fn n_vertices(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Current volume (sum of signed tet volumes).
+    pub fn volume(&self) -> f64 {
+        self.elems.sum(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])))
+    }
+
+    /// Smallest current/rest volume ratio over the tets (negative when a tet is inverted).
+    pub fn min_volume_ratio(&self) -> f64 {
+        (0..self.elems.len())
+            .map(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])) / self.elems.volume[e])
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Per-tet current/rest volume ratio (an output field).
+    pub fn volume_ratios(&self) -> Vec<f64> {
+        (0..self.elems.len())
+            .map(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])) / self.elems.volume[e])
+            .collect()
+    }
+
+    pub fn kinetic_energy(&self) -> f64 {
+        let mut scratch = vec![Vector3::zeros(); self.n_vertices()];
+        self.mass.kinetic_energy(&self.elems, &self.v, &mut scratch)
+    }
+
+    /// Elastic energy, where the model has one. Refreshes the model's frames at `x`.
+    pub fn elastic_energy(&mut self) -> Option<f64> {
+        self.model.update_frames(&self.elems, &self.x);
+        self.model.energy(&self.elems, &self.x)
+    }
+
+    /// Linear momentum `Σ m_i v_i` (lumped masses; equal to `1ᵀ M v` for both mass kinds).
+    pub fn momentum(&self) -> Vector3<f64> {
+        self.mass.lumped.iter().zip(&self.v).map(|(m, v)| *m * v).sum()
+    }
+
+    pub fn center_of_mass(&self) -> Vector3<f64> {
+        let c: Vector3<f64> = self.mass.lumped.iter().zip(&self.x).map(|(m, x)| *m * x).sum();
+        c / self.mass.total()
+    }
+
+    /// Why the state is unusable, if it is: a non-finite position or velocity, or a vertex
+    /// farther than [`EXPLOSION_FACTOR`] rest bounding-box diagonals from the centre of mass.
+    pub fn check_state(&self) -> Option<String> {
+        if let Some(i) = self.x.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Some(format!("vertex {i} has a non-finite position"));
+        }
+        if let Some(i) = self.v.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Some(format!("vertex {i} has a non-finite velocity"));
+        }
+        let c = self.center_of_mass();
+        let limit = EXPLOSION_FACTOR * self.rest_diagonal;
+        if let Some(i) = self.x.iter().position(|p| (p - c).norm() > limit) {
+            return Some(format!(
+                "vertex {i} is {:.3e} m from the centre of mass, more than {EXPLOSION_FACTOR} rest diagonals ({limit:.3e} m)",
+                (self.x[i] - c).norm()
+            ));
+        }
+        None
+    }
+
+    /// Bounding box of the current positions.
+    pub fn bounding_box(&self) -> (Vector3<f64>, Vector3<f64>) {
+        bounding_box(&self.x)
+    }
+}
+
+/// A body has exploded when a vertex is this many rest bounding-box diagonals away from
+/// its centre of mass (a deformation no material here survives).
+pub const EXPLOSION_FACTOR: f64 = 100.0;

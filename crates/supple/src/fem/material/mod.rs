@@ -1,0 +1,137 @@
+//! Force models (one file each) and the body-level interface every model implements.
+//!
+//! The interface follows Vega FEM's `ForceModel` split: a model knows forces and tangents,
+//! integrators know only this trait.
+
+mod corotational;
+mod linear;
+
+pub use corotational::{Corotational, CorotationalTangent};
+pub use linear::Linear;
+
+use super::ElementSet;
+use crate::linalg::BlockCsr;
+use nalgebra::{Matrix3, Vector3};
+use thiserror::Error;
+
+/// An impossible material parameter. Display reads `key = value: reason`, so callers can
+/// prefix the path of the key (e.g. `body[0].material.`).
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MaterialError {
+    #[error("youngs = {0}: must be a finite number above 0")]
+    Youngs(f64),
+    #[error("poisson = {0}: must be below 0.5")]
+    PoissonTooLarge(f64),
+    #[error("poisson = {0}: must be above -1")]
+    PoissonTooSmall(f64),
+    #[error("density = {0}: must be a finite number above 0")]
+    Density(f64),
+}
+
+/// Lamé parameters `μ` (shear modulus) and `λ`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lame {
+    pub mu: f64,
+    pub lambda: f64,
+}
+
+impl Lame {
+    /// From Young's modulus `E` and Poisson's ratio `ν`:
+    /// `μ = E / (2(1 + ν))`, `λ = E ν / ((1 + ν)(1 − 2ν))`. Refuses `E ≤ 0` and `ν ∉ (−1, ½)`.
+    pub fn from_youngs_poisson(youngs: f64, poisson: f64) -> Result<Self, MaterialError> {
+        if !(youngs > 0.0 && youngs.is_finite()) {
+            return Err(MaterialError::Youngs(youngs));
+        }
+        if !(poisson < 0.5) {
+            return Err(MaterialError::PoissonTooLarge(poisson));
+        }
+        if !(poisson > -1.0) {
+            return Err(MaterialError::PoissonTooSmall(poisson));
+        }
+        Ok(Self {
+            mu: youngs / (2.0 * (1.0 + poisson)),
+            lambda: youngs * poisson / ((1.0 + poisson) * (1.0 - 2.0 * poisson)),
+        })
+    }
+}
+
+/// A body-level elastic force model.
+///
+/// Conventions: forces are internal forces `f(x)`; the tangent is the stiffness
+/// `K = −∂f/∂x` (symmetric positive semi-definite for the linear model at rest).
+pub trait ForceModel: Send + Sync + std::fmt::Debug {
+    /// The scene name of the model (`linear`, `corotational`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Refreshes per-element or per-vertex frames (rotations) for positions `x`. Forces and
+    /// tangents use the frames of the last call. Models without frames do nothing.
+    fn update_frames(&mut self, _elems: &ElementSet, _x: &[Vector3<f64>]) {}
+
+    /// Adds the internal elastic forces at `x` into `f`.
+    fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]);
+
+    /// Adds `scale · K(x)` into `k` (a matrix on `elems.pattern`).
+    fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr);
+
+    /// Elastic energy at `x`, where the model has one.
+    fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64>;
+
+    /// True when `K` does not depend on `x` (lets integrators keep an assembled matrix).
+    fn tangent_is_constant(&self) -> bool {
+        false
+    }
+}
+
+/// Which model a body uses, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ModelKind {
+    Linear,
+    Corotational { tangent: CorotationalTangent },
+}
+
+/// Builds the force model for `kind` with Lamé parameters `lame`.
+pub fn build_model(kind: ModelKind, lame: Lame, elems: &ElementSet) -> Box<dyn ForceModel> {
+    match kind {
+        ModelKind::Linear => Box::new(Linear::new(lame)),
+        ModelKind::Corotational { tangent } => Box::new(Corotational::new(lame, tangent, elems.len())),
+    }
+}
+
+/// Linear (Cauchy-strain) stress `σ(G) = 2μ(sym G − I) + λ tr(G − I) I` of a displacement
+/// gradient `G − I` (Müller et al. 2002 §2.3; the corotated model applies it to `RᵀF`).
+#[inline]
+pub(crate) fn linear_stress(g: &Matrix3<f64>, lame: Lame) -> Matrix3<f64> {
+    let eps = 0.5 * (g + g.transpose()) - Matrix3::identity();
+    2.0 * lame.mu * eps + Matrix3::from_diagonal_element(lame.lambda * eps.trace())
+}
+
+/// Linear energy density `Ψ = μ ε:ε + λ/2 tr(ε)²`, `ε = sym G − I`.
+#[inline]
+pub(crate) fn linear_energy_density(g: &Matrix3<f64>, lame: Lame) -> f64 {
+    let eps = 0.5 * (g + g.transpose()) - Matrix3::identity();
+    lame.mu * eps.norm_squared() + 0.5 * lame.lambda * eps.trace().powi(2)
+}
+
+/// Stiffness blocks of the linear element with shape gradients rotated by `R` (identity for
+/// the linear model): `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`, `h = R g`.
+/// This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12 matrix.
+#[inline]
+pub(crate) fn rotated_linear_blocks(
+    grad: &[Vector3<f64>; 4],
+    r: &Matrix3<f64>,
+    volume: f64,
+    lame: Lame,
+    scale: f64,
+) -> [[Matrix3<f64>; 4]; 4] {
+    let h = grad.map(|g| r * g);
+    let s = scale * volume;
+    std::array::from_fn(|a| {
+        std::array::from_fn(|b| {
+            let iso = Matrix3::from_diagonal_element(lame.mu * grad[a].dot(&grad[b]));
+            s * (iso + lame.mu * h[b] * h[a].transpose() + lame.lambda * h[a] * h[b].transpose())
+        })
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;

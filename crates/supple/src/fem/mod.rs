@@ -1,0 +1,11 @@
+//! Finite elements: per-tet rest data and the parallel element loop, mass matrices,
+//! rotation extraction, and the force models (materials).
+
+pub mod elements;
+pub mod mass;
+pub mod material;
+pub mod polar;
+
+pub use elements::ElementSet;
+pub use mass::{Mass, MassKind};
+pub use material::{ForceModel, Lame, MaterialError};

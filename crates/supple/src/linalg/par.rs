@@ -1,0 +1,92 @@
+//! Deterministic parallel helpers: results never depend on the number of threads.
+//!
+//! Reductions are done over fixed-size chunks whose partial sums are added in chunk order,
+//! so 1 thread and 16 threads produce the same bits. Small problems run sequentially
+//! (same chunks, same order), which avoids thread overhead on tiny meshes.
+
+use rayon::prelude::*;
+
+/// Items per reduction chunk (fixed: changing it changes rounding, not correctness).
+pub const CHUNK: usize = 1024;
+/// Below this many items, loops run on the calling thread.
+pub const PAR_MIN: usize = 4096;
+
+/// Number of partial sums needed for `n` items.
+pub fn n_chunks(n: usize) -> usize {
+    n.div_ceil(CHUNK)
+}
+
+/// `Σ_i term(i)` for `i in 0..n`, summed per chunk and then in chunk order.
+/// `partials` must hold at least [`n_chunks`]`(n)` entries (a workspace: no allocation here).
+pub fn sum(n: usize, partials: &mut [f64], term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let nc = n_chunks(n);
+    let partials = &mut partials[..nc];
+    let chunk_sum = |c: usize| {
+        let end = ((c + 1) * CHUNK).min(n);
+        (c * CHUNK..end).map(&term).sum::<f64>()
+    };
+    if n < PAR_MIN {
+        for (c, out) in partials.iter_mut().enumerate() {
+            *out = chunk_sum(c);
+        }
+    } else {
+        partials
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, out)| *out = chunk_sum(c));
+    }
+    partials.iter().sum()
+}
+
+/// Runs `body(i, &mut out[i])` for every element of `out`, in parallel when it is large.
+pub fn for_each_mut<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync + Send) {
+    if out.len() < PAR_MIN {
+        out.iter_mut().enumerate().for_each(|(i, o)| body(i, o));
+    } else {
+        out.par_iter_mut()
+            .with_min_len(256)
+            .enumerate()
+            .for_each(|(i, o)| body(i, o));
+    }
+}
+
+/// A raw pointer that may be shared between threads. Used only where a graph colouring
+/// guarantees that concurrent writes go to disjoint locations (see `fem::elements`).
+#[derive(Clone, Copy)]
+pub(crate) struct SharedMut<T>(pub *mut T);
+// SAFETY: users guarantee disjoint access (element colouring); see each use.
+unsafe impl<T> Send for SharedMut<T> {}
+unsafe impl<T> Sync for SharedMut<T> {}
+
+impl<T> SharedMut<T> {
+    /// The pointer (a method, so closures capture the whole `Sync` wrapper).
+    #[inline]
+    pub(crate) fn ptr(&self) -> *mut T {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sum_is_the_same_for_any_thread_count() {
+        let n = 50_000;
+        let term = |i: usize| ((i as f64) * 0.37).sin() * 1e3 / (1.0 + i as f64);
+        let mut p = vec![0.0; n_chunks(n)];
+        let s1 = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| sum(n, &mut p, term));
+        let s2 = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap()
+            .install(|| sum(n, &mut p, term));
+        assert_eq!(s1.to_bits(), s2.to_bits());
+        let naive: f64 = (0..n).map(term).sum();
+        assert!((s1 - naive).abs() < 1e-9 * naive.abs().max(1.0));
+    }
+}

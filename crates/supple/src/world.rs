@@ -1,0 +1,96 @@
+//! The world: bodies, gravity, the integrator and the clock. [`World::step`] is the one place
+//! that orders the phases of a step.
+
+use crate::body::Body;
+use crate::time::{Integrator, IntegratorKind, StepStats};
+use nalgebra::Vector3;
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum WorldError {
+    #[error("dt = {0}: must be a finite number above 0")]
+    Dt(f64),
+    #[error("gravity has a non-finite component")]
+    Gravity,
+    #[error("two bodies are named `{0}`: body names must be unique")]
+    DuplicateName(String),
+}
+
+/// A step that left a body in an unusable state (see [`Body::check_state`]).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("body `{body}` diverged at step {step} (t = {time:.6} s): {reason}")]
+pub struct Diverged {
+    pub body: String,
+    pub step: usize,
+    pub time: f64,
+    pub reason: String,
+}
+
+#[derive(Debug)]
+pub struct World {
+    pub bodies: Vec<Body>,
+    integrators: Vec<Box<dyn Integrator>>,
+    pub gravity: Vector3<f64>,
+    pub dt: f64,
+    pub time: f64,
+    /// Steps taken so far.
+    pub steps: usize,
+    last_stats: Vec<StepStats>,
+}
+
+impl World {
+    pub fn new(bodies: Vec<Body>, gravity: Vector3<f64>, dt: f64, integrator: IntegratorKind) -> Result<Self, WorldError> {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(WorldError::Dt(dt));
+        }
+        if !gravity.iter().all(|c| c.is_finite()) {
+            return Err(WorldError::Gravity);
+        }
+        for (i, b) in bodies.iter().enumerate() {
+            if bodies[..i].iter().any(|o| o.name == b.name) {
+                return Err(WorldError::DuplicateName(b.name.clone()));
+            }
+        }
+        let integrators = bodies.iter().map(|b| integrator.build(b)).collect();
+        let last_stats = vec![StepStats::default(); bodies.len()];
+        Ok(Self {
+            bodies,
+            integrators,
+            gravity,
+            dt,
+            time: 0.0,
+            steps: 0,
+            last_stats,
+        })
+    }
+
+    /// Advances every body by `dt`. On divergence the world keeps the diverged state (the
+    /// caller keeps what it wrote before) and reports which body failed and why.
+    pub fn step(&mut self) -> Result<(), Diverged> {
+        for ((body, integrator), stats) in self.bodies.iter_mut().zip(&mut self.integrators).zip(&mut self.last_stats) {
+            *stats = integrator.step(body, self.dt, &self.gravity);
+        }
+        self.steps += 1;
+        self.time = self.steps as f64 * self.dt;
+        for body in &self.bodies {
+            if let Some(reason) = body.check_state() {
+                return Err(Diverged {
+                    body: body.name.clone(),
+                    step: self.steps,
+                    time: self.time,
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Statistics of the last step, one per body.
+    pub fn last_stats(&self) -> &[StepStats] {
+        &self.last_stats
+    }
+
+    pub fn body(&self, name: &str) -> Option<&Body> {
+        self.bodies.iter().find(|b| b.name == name)
+    }
+}
