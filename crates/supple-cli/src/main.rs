@@ -1,1 +1,61 @@
-fn main(){}
+//! `supple`: run scenes, benchmark them.
+
+mod bench;
+mod record;
+mod run;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "supple", version, about = "Real-time simulation of deformable solids (tetrahedral FEM)")]
+struct Cli {
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scene and write frames (VTU/PVD), metrics.csv and summary.json.
+    Run(run::RunArgs),
+    /// Time steps of a scene and print JSON (median/min per step, per-phase breakdown).
+    Bench(bench::BenchArgs),
+}
+
+/// Exit status of a run that diverged.
+pub const EXIT_DIVERGED: i32 = 2;
+
+fn main() {
+    let cli = Cli::parse();
+    if let Some(n) = cli.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
+            eprintln!("error: cannot set up {n} threads: {e}");
+            std::process::exit(1);
+        }
+    }
+    let result: Result<i32> = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Bench(args) => bench::bench(args).map(|()| 0),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Loads a scene, applying a duration override.
+pub fn load(scene: &PathBuf, duration: Option<f64>) -> Result<supple_io::Scene> {
+    let mut s = supple_io::load_scene(scene)?;
+    if let Some(d) = duration {
+        anyhow::ensure!(d >= 0.0 && d.is_finite(), "--duration {d}: must be a finite number ≥ 0");
+        s.duration = d;
+    }
+    Ok(s)
+}

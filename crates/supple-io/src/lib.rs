@@ -1,1 +1,10 @@
+//! File formats and scene files for Supple: TetGen meshes, ParaView VTU/PVD output, and the
+//! TOML scene format.
 
+pub mod error;
+pub mod scene;
+pub mod tetgen;
+pub mod vtu;
+
+pub use error::IoError;
+pub use scene::{load_scene, parse_scene, Scene, SceneError};

@@ -1,0 +1,186 @@
+//! `supple bench`: time the steps of a scene and print JSON. This is Supple's benchmark;
+//! no unit test measures time.
+
+use crate::record::median;
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::linalg::BlockCsr;
+use supple::nalgebra::Vector3;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// The scene file (TOML).
+    pub scene: PathBuf,
+    /// Timed steps.
+    #[arg(long, default_value_t = 50)]
+    pub steps: usize,
+    /// Untimed steps first (let the bar start moving, warm caches).
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+    /// Override every body's material model (same parameters).
+    #[arg(long)]
+    pub model: Option<BenchModel>,
+    /// Override the solver's warm start.
+    #[arg(long)]
+    pub warm_start: Option<bool>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BenchModel {
+    Linear,
+    Corotational,
+}
+
+#[derive(Serialize)]
+struct Report {
+    scene: String,
+    threads: usize,
+    bodies: Vec<BodyInfo>,
+    warmup_steps: usize,
+    steps: usize,
+    setup_ms: f64,
+    wall_ms_per_step: Stat,
+    /// Per-phase medians over steps, summed over bodies.
+    phases_ms_median: Phases,
+    solver_iterations: IterStat,
+    /// One `y = K x` on each body's matrix pattern (median of 50), and the bandwidth it implies.
+    spmv: Vec<Spmv>,
+}
+
+#[derive(Serialize)]
+struct BodyInfo {
+    name: String,
+    model: String,
+    vertices: usize,
+    tets: usize,
+    matrix_blocks: usize,
+}
+
+#[derive(Serialize)]
+struct Stat {
+    median: f64,
+    min: f64,
+    mean: f64,
+}
+
+#[derive(Serialize)]
+struct Phases {
+    forces: f64,
+    assembly: f64,
+    solve: f64,
+}
+
+#[derive(Serialize)]
+struct IterStat {
+    mean: f64,
+    max: usize,
+}
+
+#[derive(Serialize)]
+struct Spmv {
+    body: String,
+    ms_median: f64,
+    bytes: usize,
+    gb_per_s: f64,
+}
+
+pub fn bench(args: BenchArgs) -> Result<()> {
+    let mut scene = crate::load(&args.scene, None)?;
+    if let Some(m) = args.model {
+        for b in &mut scene.bodies {
+            b.model = match m {
+                BenchModel::Linear => ModelKind::Linear,
+                BenchModel::Corotational => ModelKind::Corotational {
+                    tangent: CorotationalTangent::Rotated,
+                },
+            };
+        }
+    }
+    if let Some(ws) = args.warm_start {
+        let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } = &mut scene.integrator;
+        *warm_start = ws;
+    }
+    let t = Instant::now();
+    let mut world = scene.build_world()?;
+    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+    for _ in 0..args.warmup {
+        world.step()?;
+    }
+    let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
+    let mut iterations = Vec::new();
+    for _ in 0..args.steps {
+        let t = Instant::now();
+        world.step()?;
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        let s = world.last_stats();
+        forces.push(s.iter().map(|s| s.forces_s).sum::<f64>() * 1e3);
+        assembly.push(s.iter().map(|s| s.assembly_s).sum::<f64>() * 1e3);
+        solve.push(s.iter().map(|s| s.solve_s).sum::<f64>() * 1e3);
+        iterations.extend(s.iter().map(|s| s.solver_iterations));
+    }
+    let spmv = world
+        .bodies
+        .iter()
+        .map(|b| {
+            let mut k = BlockCsr::zeros(b.elems.pattern.clone());
+            b.model.add_tangent(&b.elems, &b.x, 1.0, &mut k);
+            let x = vec![Vector3::new(1.0, 0.5, 0.25); b.n_vertices()];
+            let mut y = vec![Vector3::zeros(); b.n_vertices()];
+            let times: Vec<f64> = (0..50)
+                .map(|_| {
+                    let t = Instant::now();
+                    k.mul_vec(&x, &mut y);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            let ms = median(&times);
+            // Blocks (72 B) + column indices (4 B) + row pointers + x read + y written.
+            let bytes = k.values.len() * 76 + (b.n_vertices() + 1) * 4 + 2 * b.n_vertices() * 24;
+            Spmv {
+                body: b.name.clone(),
+                ms_median: ms,
+                bytes,
+                gb_per_s: bytes as f64 / (ms * 1e-3) / 1e9,
+            }
+        })
+        .collect();
+    let report = Report {
+        scene: scene.name.clone(),
+        threads: rayon::current_num_threads(),
+        bodies: world
+            .bodies
+            .iter()
+            .map(|b| BodyInfo {
+                name: b.name.clone(),
+                model: b.model.name().into(),
+                vertices: b.n_vertices(),
+                tets: b.elems.len(),
+                matrix_blocks: b.elems.pattern.n_blocks(),
+            })
+            .collect(),
+        warmup_steps: args.warmup,
+        steps: args.steps,
+        setup_ms,
+        wall_ms_per_step: Stat {
+            median: median(&wall),
+            min: wall.iter().copied().reduce(f64::min).unwrap_or(0.0),
+            mean: wall.iter().sum::<f64>() / wall.len().max(1) as f64,
+        },
+        phases_ms_median: Phases {
+            forces: median(&forces),
+            assembly: median(&assembly),
+            solve: median(&solve),
+        },
+        solver_iterations: IterStat {
+            mean: iterations.iter().sum::<usize>() as f64 / iterations.len().max(1) as f64,
+            max: iterations.iter().copied().max().unwrap_or(0),
+        },
+        spmv,
+    };
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}

@@ -1,0 +1,239 @@
+//! What a run records: per-frame metrics rows (metrics.csv) and the run summary (summary.json).
+
+use serde::Serialize;
+use std::io::Write;
+use supple::nalgebra::Vector3;
+use supple::world::World;
+use supple_io::scene::Probe;
+
+/// Running extremes of one body over the run.
+struct BodyTrack {
+    volume_rest: f64,
+    volume_max_rel_change: f64,
+    min_tet_volume_ratio: f64,
+    iterations_sum: usize,
+    iterations_max: usize,
+    unconverged_steps: usize,
+}
+
+struct ProbeTrack {
+    min: Vector3<f64>,
+    max: Vector3<f64>,
+}
+
+/// Tracks the run and writes metrics rows.
+pub struct Recorder {
+    bodies: Vec<BodyTrack>,
+    probes: Vec<(Probe, ProbeTrack)>,
+    pub wall_ms: Vec<f64>,
+    csv: std::io::BufWriter<std::fs::File>,
+}
+
+impl Recorder {
+    pub fn new(world: &World, probes: &[Probe], csv: std::fs::File) -> std::io::Result<Self> {
+        let bodies = world
+            .bodies
+            .iter()
+            .map(|b| BodyTrack {
+                volume_rest: b.mesh.volume(),
+                volume_max_rel_change: 0.0,
+                min_tet_volume_ratio: b.min_volume_ratio(),
+                iterations_sum: 0,
+                iterations_max: 0,
+                unconverged_steps: 0,
+            })
+            .collect();
+        let tracks: Vec<(Probe, ProbeTrack)> = probes
+            .iter()
+            .map(|p| {
+                let x = world.bodies[p.body].x[p.vertex];
+                (p.clone(), ProbeTrack { min: x, max: x })
+            })
+            .collect();
+        let mut csv = std::io::BufWriter::new(csv);
+        let mut header = vec!["step".to_string(), "time".into(), "wall_ms_step".into()];
+        for b in &world.bodies {
+            for col in [
+                "volume",
+                "kinetic_energy",
+                "elastic_energy",
+                "momentum_x",
+                "momentum_y",
+                "momentum_z",
+                "solver_iterations",
+                "solver_residual",
+            ] {
+                header.push(format!("{}.{col}", b.name));
+            }
+        }
+        for p in probes.iter().map(|p| &p.name) {
+            for c in ["x", "y", "z"] {
+                header.push(format!("{p}.{c}"));
+            }
+        }
+        writeln!(csv, "{}", header.join(","))?;
+        Ok(Self {
+            bodies,
+            probes: tracks,
+            wall_ms: Vec::new(),
+            csv,
+        })
+    }
+
+    /// Updates the running extremes after a step (`wall_ms` is that step's wall time).
+    pub fn after_step(&mut self, world: &World, wall_ms: f64) {
+        self.wall_ms.push(wall_ms);
+        for ((t, b), s) in self.bodies.iter_mut().zip(&world.bodies).zip(world.last_stats()) {
+            t.volume_max_rel_change = t.volume_max_rel_change.max((b.volume() / t.volume_rest - 1.0).abs());
+            t.min_tet_volume_ratio = t.min_tet_volume_ratio.min(b.min_volume_ratio());
+            t.iterations_sum += s.solver_iterations;
+            t.iterations_max = t.iterations_max.max(s.solver_iterations);
+            t.unconverged_steps += usize::from(!s.solver_converged);
+        }
+        for (p, t) in &mut self.probes {
+            let x = world.bodies[p.body].x[p.vertex];
+            t.min = t.min.inf(&x);
+            t.max = t.max.sup(&x);
+        }
+    }
+
+    /// Writes one metrics row for the current state.
+    pub fn write_row(&mut self, world: &mut World) -> std::io::Result<()> {
+        let wall = self.wall_ms.last().copied().unwrap_or(0.0);
+        let mut row = vec![world.steps.to_string(), format!("{:.6}", world.time), format!("{wall:.4}")];
+        let stats = world.last_stats().to_vec();
+        for (b, s) in world.bodies.iter_mut().zip(&stats) {
+            let p = b.momentum();
+            let elastic = b.elastic_energy().map_or_else(String::new, |e| format!("{e:.9e}"));
+            row.extend([
+                format!("{:.9e}", b.volume()),
+                format!("{:.9e}", b.kinetic_energy()),
+                elastic,
+                format!("{:.9e}", p.x),
+                format!("{:.9e}", p.y),
+                format!("{:.9e}", p.z),
+                s.solver_iterations.to_string(),
+                format!("{:.3e}", s.solver_residual),
+            ]);
+        }
+        for (p, _) in &self.probes {
+            let x = world.bodies[p.body].x[p.vertex];
+            row.extend(x.iter().map(|c| format!("{c:.9e}")));
+        }
+        writeln!(self.csv, "{}", row.join(","))
+    }
+
+    pub fn summary(&mut self, world: &World, scene: &str, diverged: Option<&supple::world::Diverged>) -> std::io::Result<Summary> {
+        self.csv.flush()?;
+        let steps = world.steps.max(1) as f64;
+        Ok(Summary {
+            scene: scene.to_string(),
+            steps: world.steps,
+            sim_time: world.time,
+            dt: world.dt,
+            diverged: diverged.is_some(),
+            diverged_step: diverged.map(|d| d.step),
+            diverged_body: diverged.map(|d| d.body.clone()),
+            diverged_reason: diverged.map(|d| d.reason.clone()),
+            wall_ms_per_step_median: median(&self.wall_ms),
+            wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
+            threads: rayon::current_num_threads(),
+            bodies: world
+                .bodies
+                .iter()
+                .zip(&self.bodies)
+                .map(|(b, t)| BodySummary {
+                    name: b.name.clone(),
+                    model: b.model.name().to_string(),
+                    vertices: b.n_vertices(),
+                    tets: b.elems.len(),
+                    fixed_vertices: b.fixed.iter().filter(|&&f| f).count(),
+                    mass: b.mass.total(),
+                    volume_rest: t.volume_rest,
+                    volume_final: b.volume(),
+                    volume_max_rel_change: t.volume_max_rel_change,
+                    min_tet_volume_ratio: t.min_tet_volume_ratio,
+                    solver_iterations_mean: t.iterations_sum as f64 / steps,
+                    solver_iterations_max: t.iterations_max,
+                    solver_unconverged_steps: t.unconverged_steps,
+                })
+                .collect(),
+            probes: self
+                .probes
+                .iter()
+                .map(|(p, t)| ProbeSummary {
+                    name: p.name.clone(),
+                    body: world.bodies[p.body].name.clone(),
+                    vertex: p.vertex,
+                    rest: world.bodies[p.body].mesh.positions[p.vertex].into(),
+                    final_position: world.bodies[p.body].x[p.vertex].into(),
+                    min: t.min.into(),
+                    max: t.max.into(),
+                })
+                .collect(),
+        })
+    }
+}
+
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+#[derive(Serialize)]
+pub struct Summary {
+    pub scene: String,
+    pub steps: usize,
+    pub sim_time: f64,
+    pub dt: f64,
+    pub diverged: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged_step: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged_body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diverged_reason: Option<String>,
+    pub wall_ms_per_step_median: f64,
+    pub wall_ms_per_step_min: f64,
+    pub threads: usize,
+    pub bodies: Vec<BodySummary>,
+    pub probes: Vec<ProbeSummary>,
+}
+
+#[derive(Serialize)]
+pub struct BodySummary {
+    pub name: String,
+    pub model: String,
+    pub vertices: usize,
+    pub tets: usize,
+    pub fixed_vertices: usize,
+    pub mass: f64,
+    pub volume_rest: f64,
+    pub volume_final: f64,
+    pub volume_max_rel_change: f64,
+    pub min_tet_volume_ratio: f64,
+    pub solver_iterations_mean: f64,
+    pub solver_iterations_max: usize,
+    pub solver_unconverged_steps: usize,
+}
+
+#[derive(Serialize)]
+pub struct ProbeSummary {
+    pub name: String,
+    pub body: String,
+    pub vertex: usize,
+    pub rest: [f64; 3],
+    #[serde(rename = "final")]
+    pub final_position: [f64; 3],
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+}

@@ -1,0 +1,128 @@
+//! `supple run`: simulate a scene and write what a person can open.
+//!
+//! Output folder layout: `frames/frame_NNNNN.vtu` + `scene.pvd` (ParaView animation),
+//! `metrics.csv` (one row per output frame) and `summary.json`.
+
+use crate::record::Recorder;
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use supple::world::World;
+use supple_io::vtu::{write_pvd, write_vtu, VtuFrame};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The scene file (TOML).
+    pub scene: PathBuf,
+    /// Output folder (default: out/<scene name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Simulated seconds, overriding the scene's `duration`.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Print nothing but errors (no progress bar, no closing line).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs the scene; returns the process exit status (0, or 2 when the simulation diverged).
+pub fn run(args: RunArgs) -> Result<i32> {
+    let scene = crate::load(&args.scene, args.duration)?;
+    let out = args.out.clone().unwrap_or_else(|| Path::new("out").join(&scene.name));
+    let frames_dir = out.join("frames");
+    std::fs::create_dir_all(&frames_dir).with_context(|| format!("cannot create {}", frames_dir.display()))?;
+    // Stale frames of an earlier run would otherwise mix with this one's.
+    for entry in std::fs::read_dir(&frames_dir)?.flatten() {
+        if entry.path().extension().is_some_and(|e| e == "vtu") {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    let mut world = scene.build_world()?;
+    let steps = scene.steps();
+    let csv_path = out.join("metrics.csv");
+    let csv = std::fs::File::create(&csv_path).with_context(|| format!("cannot create {}", csv_path.display()))?;
+    let mut rec = Recorder::new(&world, &scene.probes, csv)?;
+    let mut pvd: Vec<(f64, String)> = Vec::new();
+    let every = scene.output.frame_every;
+    let write_vtu_frames = scene.output.vtu;
+
+    let write_frame = |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
+        rec.write_row(world)?;
+        if write_vtu_frames {
+            for body in &world.bodies {
+                let name = if world.bodies.len() == 1 {
+                    format!("frame_{:05}.vtu", pvd.len())
+                } else {
+                    format!("{}_frame_{:05}.vtu", body.name, pvd.len() / world.bodies.len())
+                };
+                let displacement: Vec<_> = body.x.iter().zip(&body.mesh.positions).map(|(x, x0)| x - x0).collect();
+                let ratios = body.volume_ratios();
+                let fixed: Vec<f64> = body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
+                let frame = VtuFrame {
+                    point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
+                    point_scalars: vec![("fixed", &fixed)],
+                    cell_scalars: vec![("volume_ratio", &ratios)],
+                    ..VtuFrame::new(&body.x, &body.elems.tets)
+                };
+                write_vtu(&frames_dir.join(&name), &frame)?;
+                pvd.push((world.time, format!("frames/{name}")));
+            }
+        }
+        Ok(())
+    };
+
+    let bar = if args.quiet {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} steps, {per_sec}, eta {eta} {msg}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        bar
+    };
+    write_frame(&mut world, &mut rec, &mut pvd)?;
+    let started = Instant::now();
+    let mut diverged = None;
+    for _ in 0..steps {
+        let t = Instant::now();
+        let result = world.step();
+        rec.after_step(&world, t.elapsed().as_secs_f64() * 1e3);
+        if let Err(d) = result {
+            diverged = Some(d);
+            break;
+        }
+        if world.steps % every == 0 || world.steps == steps {
+            write_frame(&mut world, &mut rec, &mut pvd)?;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if write_vtu_frames {
+        write_pvd(&out.join("scene.pvd"), &pvd)?;
+    }
+    let summary = rec.summary(&world, &scene.name, diverged.as_ref())?;
+    let summary_path = out.join("summary.json");
+    std::fs::write(&summary_path, serde_json::to_string_pretty(&summary)? + "\n")
+        .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    if let Some(d) = diverged {
+        eprintln!("diverged: {d}; frames up to t = {:.6} s are in {}", pvd.last().map_or(0.0, |p| p.0), out.display());
+        return Ok(crate::EXIT_DIVERGED);
+    }
+    if !args.quiet {
+        let wall = started.elapsed().as_secs_f64();
+        eprintln!(
+            "{}: {} steps ({:.3} s simulated) in {:.2} s ({:.3} ms/step median); wrote {}",
+            scene.name,
+            world.steps,
+            world.time,
+            wall,
+            summary.wall_ms_per_step_median,
+            out.display()
+        );
+    }
+    Ok(0)
+}

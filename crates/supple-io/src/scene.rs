@@ -1,0 +1,575 @@
+//! Scene files (TOML): what to simulate, with which settings, and what to write.
+//!
+//! Parsing refuses unknown keys and wrong types with the file, line, column and key path;
+//! validation refuses impossible values with the key path and the reason, for example
+//! `body[0].material.poisson = 0.5: must be below 0.5`. See the README for the format.
+
+use crate::error::IoError;
+use crate::tetgen::read_tetgen;
+use nalgebra::{Rotation3, Vector3};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::fem::MassKind;
+use supple::linalg::PcgSettings;
+use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
+use supple::time::IntegratorKind;
+use supple::world::World;
+use thiserror::Error;
+
+/// A scene that could not be read, parsed or validated.
+#[derive(Debug, Error)]
+pub enum SceneError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error("{path}:{line}:{column}: {key}{message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        /// `"body[0].material: "` style prefix, or empty.
+        key: String,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+// ---- the file as written (serde) ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SceneFile {
+    name: Option<String>,
+    dt: f64,
+    duration: f64,
+    #[serde(default = "default_gravity")]
+    gravity: [f64; 3],
+    #[serde(default)]
+    integrator: IntegratorSection,
+    #[serde(default)]
+    solver: SolverSection,
+    #[serde(default)]
+    output: OutputSection,
+    #[serde(default)]
+    body: Vec<BodySection>,
+    #[serde(default)]
+    probe: Vec<ProbeSection>,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct IntegratorSection {
+    #[serde(default)]
+    kind: IntegratorName,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum IntegratorName {
+    #[default]
+    BackwardEulerLinearized,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct SolverSection {
+    kind: SolverName,
+    tolerance: f64,
+    max_iterations: usize,
+    warm_start: bool,
+}
+
+impl Default for SolverSection {
+    fn default() -> Self {
+        Self {
+            kind: SolverName::Pcg,
+            tolerance: 1e-6,
+            max_iterations: 1000,
+            warm_start: true,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum SolverName {
+    Pcg,
+}
+
+/// Output settings of a scene (`[output]`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputSettings {
+    /// Write a frame (VTU + a metrics row) every this many steps.
+    pub frame_every: usize,
+    /// Write `frames/*.vtu` and `scene.pvd`.
+    pub vtu: bool,
+}
+
+impl Default for OutputSettings {
+    fn default() -> Self {
+        Self {
+            frame_every: 1,
+            vtu: true,
+        }
+    }
+}
+
+type OutputSection = OutputSettings;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BodySection {
+    name: Option<String>,
+    mesh: MeshSection,
+    #[serde(default)]
+    transform: TransformSection,
+    material: MaterialSection,
+    #[serde(default)]
+    mass: MassName,
+    #[serde(default)]
+    damping: DampingSection,
+    #[serde(default)]
+    fixed: Vec<FixedSection>,
+    #[serde(default)]
+    velocity: [f64; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum MeshSection {
+    Box {
+        cells: [usize; 3],
+        cell_size: CellSize,
+        #[serde(default)]
+        origin: [f64; 3],
+        #[serde(default = "default_split")]
+        split: u8,
+    },
+    Tetgen {
+        path: PathBuf,
+    },
+}
+
+fn default_split() -> u8 {
+    5
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(untagged)]
+enum CellSize {
+    Uniform(f64),
+    PerAxis([f64; 3]),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct TransformSection {
+    scale: f64,
+    /// Rotation as roll, pitch, yaw in degrees (about x, then y, then z).
+    rotate_deg: [f64; 3],
+    translate: [f64; 3],
+}
+
+impl Default for TransformSection {
+    fn default() -> Self {
+        Self {
+            scale: 1.0,
+            rotate_deg: [0.0; 3],
+            translate: [0.0; 3],
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MaterialSection {
+    model: ModelName,
+    youngs: f64,
+    poisson: f64,
+    density: f64,
+    #[serde(default)]
+    tangent: TangentName,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum ModelName {
+    Linear,
+    Corotational,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum TangentName {
+    #[default]
+    Rotated,
+    Exact,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "snake_case")]
+enum MassName {
+    #[default]
+    Lumped,
+    Consistent,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+struct DampingSection {
+    alpha: f64,
+    beta: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum FixedSection {
+    /// Vertices inside the axis-aligned box (bounds included).
+    Box { min: [f64; 3], max: [f64; 3] },
+    /// Vertices on the plane or on the side its normal points to.
+    Plane { point: [f64; 3], normal: [f64; 3] },
+    /// Vertices by index.
+    Vertices(Vec<u32>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeSection {
+    name: String,
+    body: Option<String>,
+    point: [f64; 3],
+}
+
+// ---- the validated scene ----
+
+/// A named point whose trajectory is reported: the vertex nearest to the given point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    pub name: String,
+    pub body: usize,
+    pub vertex: usize,
+}
+
+/// A parsed and validated scene, ready to build a [`World`].
+#[derive(Debug, Clone)]
+pub struct Scene {
+    pub name: String,
+    pub path: PathBuf,
+    pub dt: f64,
+    pub duration: f64,
+    pub gravity: Vector3<f64>,
+    pub integrator: IntegratorKind,
+    pub output: OutputSettings,
+    pub bodies: Vec<BodyDesc>,
+    pub probes: Vec<Probe>,
+}
+
+impl Scene {
+    /// Number of steps to cover `duration` (the last step may end slightly past it).
+    pub fn steps(&self) -> usize {
+        (self.duration / self.dt - 1e-9).ceil().max(0.0) as usize
+    }
+
+    /// Builds the world (per-element precomputation happens here).
+    pub fn build_world(&self) -> Result<World, SceneError> {
+        let bodies = self
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Body::new(d.clone()).map_err(|e| self.invalid(format!("body[{i}]: {e}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        World::new(bodies, self.gravity, self.dt, self.integrator).map_err(|e| self.invalid(e.to_string()))
+    }
+
+    fn invalid(&self, message: String) -> SceneError {
+        SceneError::Invalid {
+            path: self.path.clone(),
+            message,
+        }
+    }
+}
+
+/// Reads, parses and validates a scene file. Mesh paths are relative to the scene's folder.
+pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
+    parse_scene(&text, path)
+}
+
+/// Parses and validates scene text; `path` names the file in errors and anchors mesh paths.
+pub fn parse_scene(text: &str, path: &Path) -> Result<Scene, SceneError> {
+    let syntax = |err: toml::de::Error, key: String| {
+        let (line, column) = err.span().map_or((1, 1), |s| line_col(text, s.start));
+        SceneError::Syntax {
+            path: path.to_path_buf(),
+            line,
+            column,
+            key,
+            message: err.message().to_string(),
+        }
+    };
+    let de = toml::Deserializer::parse(text).map_err(|e| syntax(e, String::new()))?;
+    let file: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let key = if key == "." { String::new() } else { format!("{key}: ") };
+        syntax(e.into_inner(), key)
+    })?;
+    validate(file, path)
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+fn positive(key: &str, value: f64) -> Result<(), String> {
+    if value > 0.0 && value.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("{key} = {value}: must be a finite number above 0"))
+    }
+}
+
+fn finite3(key: &str, v: [f64; 3]) -> Result<Vector3<f64>, String> {
+    if v.iter().all(|c| c.is_finite()) {
+        Ok(Vector3::from(v))
+    } else {
+        Err(format!("{key} = {v:?}: every component must be finite"))
+    }
+}
+
+fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
+    let invalid = |message: String| SceneError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    positive("dt", file.dt).map_err(invalid)?;
+    if !(file.duration >= 0.0 && file.duration.is_finite()) {
+        return Err(invalid(format!("duration = {}: must be a finite number ≥ 0", file.duration)));
+    }
+    let gravity = finite3("gravity", file.gravity).map_err(invalid)?;
+    positive("solver.tolerance", file.solver.tolerance).map_err(invalid)?;
+    if file.solver.max_iterations == 0 {
+        return Err(invalid("solver.max_iterations = 0: must be at least 1".into()));
+    }
+    if file.output.frame_every == 0 {
+        return Err(invalid("output.frame_every = 0: must be at least 1".into()));
+    }
+    if file.body.is_empty() {
+        return Err(invalid("the scene has no [[body]]".into()));
+    }
+    let SolverName::Pcg = file.solver.kind;
+    let IntegratorName::BackwardEulerLinearized = file.integrator.kind;
+    let integrator = IntegratorKind::BackwardEulerLinearized {
+        pcg: PcgSettings {
+            tolerance: file.solver.tolerance,
+            max_iterations: file.solver.max_iterations,
+        },
+        warm_start: file.solver.warm_start,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut bodies = Vec::with_capacity(file.body.len());
+    for (i, b) in file.body.into_iter().enumerate() {
+        bodies.push(body_desc(b, i, dir).map_err(|e| match e {
+            BodyIssue::Io(e) => SceneError::Io(e),
+            BodyIssue::Invalid(m) => invalid(m),
+        })?);
+    }
+    for (i, b) in bodies.iter().enumerate() {
+        if bodies[..i].iter().any(|o| o.name == b.name) {
+            return Err(invalid(format!("body[{i}].name = {:?}: another body has this name", b.name)));
+        }
+    }
+    let mut probes = Vec::with_capacity(file.probe.len());
+    for (i, p) in file.probe.into_iter().enumerate() {
+        let point = finite3(&format!("probe[{i}].point"), p.point).map_err(invalid)?;
+        let body = match &p.body {
+            Some(name) => bodies
+                .iter()
+                .position(|b| &b.name == name)
+                .ok_or_else(|| invalid(format!("probe[{i}].body = {name:?}: no body has this name")))?,
+            None if bodies.len() == 1 => 0,
+            None => return Err(invalid(format!("probe[{i}].body: required when the scene has several bodies"))),
+        };
+        let vertex = nearest_vertex(&bodies[body].mesh.positions, &point);
+        probes.push(Probe {
+            name: p.name,
+            body,
+            vertex,
+        });
+    }
+    let name = file.name.unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(Scene {
+        name,
+        path: path.to_path_buf(),
+        dt: file.dt,
+        duration: file.duration,
+        gravity,
+        integrator,
+        output: file.output,
+        bodies,
+        probes,
+    })
+}
+
+enum BodyIssue {
+    Io(IoError),
+    Invalid(String),
+}
+
+impl From<String> for BodyIssue {
+    fn from(s: String) -> Self {
+        BodyIssue::Invalid(s)
+    }
+}
+
+fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue> {
+    let key = format!("body[{i}]");
+    let mut mesh = match b.mesh {
+        MeshSection::Box {
+            cells,
+            cell_size,
+            origin,
+            split,
+        } => {
+            if cells.contains(&0) {
+                return Err(format!("{key}.mesh.cells = {cells:?}: every count must be at least 1").into());
+            }
+            let size = match cell_size {
+                CellSize::Uniform(h) => [h; 3],
+                CellSize::PerAxis(h) => h,
+            };
+            if !size.iter().all(|h| *h > 0.0 && h.is_finite()) {
+                return Err(format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into());
+            }
+            let split = match split {
+                5 => TetSplit::Five,
+                6 => TetSplit::Six,
+                s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
+            };
+            box_grid(&BoxGrid {
+                cells,
+                cell_size: Vector3::from(size),
+                origin: finite3(&format!("{key}.mesh.origin"), origin)?,
+                split,
+            })
+        }
+        MeshSection::Tetgen { path } => read_tetgen(&dir.join(path)).map_err(BodyIssue::Io)?,
+    };
+    let t = &b.transform;
+    positive(&format!("{key}.transform.scale"), t.scale)?;
+    let angles = finite3(&format!("{key}.transform.rotate_deg"), t.rotate_deg)?.map(f64::to_radians);
+    let rotation = Rotation3::from_euler_angles(angles.x, angles.y, angles.z).into_inner();
+    let translation = finite3(&format!("{key}.transform.translate"), t.translate)?;
+    mesh.transform(t.scale, &rotation, &translation);
+    let mut fixed = Vec::new();
+    for (k, region) in b.fixed.iter().enumerate() {
+        let before = fixed.len();
+        select_fixed(&mesh, region, &format!("{key}.fixed[{k}]"), &mut fixed)?;
+        if fixed.len() == before {
+            return Err(format!("{key}.fixed[{k}]: selects no vertex").into());
+        }
+    }
+    fixed.sort_unstable();
+    fixed.dedup();
+    let m = &b.material;
+    // Check material values here so the message carries the key path.
+    let mkey = format!("{key}.material");
+    supple::fem::Lame::from_youngs_poisson(m.youngs, m.poisson).map_err(|e| format!("{mkey}.{e}"))?;
+    if !(m.density > 0.0 && m.density.is_finite()) {
+        return Err(format!("{mkey}.density = {}: must be a finite number above 0", m.density).into());
+    }
+    if m.model == ModelName::Linear && m.tangent != TangentName::Rotated {
+        return Err(format!("{mkey}.tangent: only the corotational model has a tangent choice").into());
+    }
+    for (k, v) in [("alpha", b.damping.alpha), ("beta", b.damping.beta)] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(format!("{key}.damping.{k} = {v}: must be a finite number ≥ 0").into());
+        }
+    }
+    let model = match m.model {
+        ModelName::Linear => ModelKind::Linear,
+        ModelName::Corotational => ModelKind::Corotational {
+            tangent: match m.tangent {
+                TangentName::Rotated => CorotationalTangent::Rotated,
+                TangentName::Exact => CorotationalTangent::Exact,
+            },
+        },
+    };
+    Ok(BodyDesc {
+        name: b.name.unwrap_or_else(|| format!("body{i}")),
+        velocity: finite3(&format!("{key}.velocity"), b.velocity)?,
+        mesh,
+        model,
+        youngs: m.youngs,
+        poisson: m.poisson,
+        density: m.density,
+        mass: match b.mass {
+            MassName::Lumped => MassKind::Lumped,
+            MassName::Consistent => MassKind::Consistent,
+        },
+        damping: Rayleigh {
+            alpha: b.damping.alpha,
+            beta: b.damping.beta,
+        },
+        fixed,
+    })
+}
+
+fn select_fixed(mesh: &TetMesh, region: &FixedSection, key: &str, out: &mut Vec<u32>) -> Result<(), String> {
+    let (lo, hi) = mesh.bounding_box();
+    let eps = 1e-9 * (hi - lo).norm();
+    match region {
+        FixedSection::Box { min, max } => {
+            let (min, max) = (finite3(&format!("{key}.box.min"), *min)?, finite3(&format!("{key}.box.max"), *max)?);
+            for (i, p) in mesh.positions.iter().enumerate() {
+                if (0..3).all(|c| p[c] >= min[c] - eps && p[c] <= max[c] + eps) {
+                    out.push(i as u32);
+                }
+            }
+        }
+        FixedSection::Plane { point, normal } => {
+            let point = finite3(&format!("{key}.plane.point"), *point)?;
+            let normal = finite3(&format!("{key}.plane.normal"), *normal)?;
+            let n = normal
+                .try_normalize(0.0)
+                .ok_or_else(|| format!("{key}.plane.normal = {:?}: must not be zero", normal.as_slice()))?;
+            for (i, p) in mesh.positions.iter().enumerate() {
+                if (p - point).dot(&n) >= -eps {
+                    out.push(i as u32);
+                }
+            }
+        }
+        FixedSection::Vertices(list) => {
+            for &v in list {
+                if v as usize >= mesh.n_vertices() {
+                    return Err(format!(
+                        "{key}.vertices: vertex {v} is out of range (the mesh has {} vertices)",
+                        mesh.n_vertices()
+                    ));
+                }
+                out.push(v);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn nearest_vertex(positions: &[Vector3<f64>], point: &Vector3<f64>) -> usize {
+    positions
+        .iter()
+        .enumerate()
+        .min_by(|a, b| (a.1 - point).norm_squared().total_cmp(&(b.1 - point).norm_squared()))
+        .map_or(0, |(i, _)| i)
+}
