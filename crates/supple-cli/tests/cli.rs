@@ -1,0 +1,116 @@
+//! The `supple` program end to end: files written, exit codes, error lines.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn supple() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_supple"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("supple-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn run_writes_frames_metrics_and_summary() {
+    let out = temp_dir("run");
+    let status = supple()
+        .args(["run", "--quiet", "--duration", "0.2", "--out"])
+        .arg(&out)
+        .arg(repo().join("scenes/bar.toml"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // 20 steps, a frame every 2 steps, plus the initial frame.
+    let frames = std::fs::read_dir(out.join("frames")).unwrap().count();
+    assert_eq!(frames, 11);
+    let pvd = std::fs::read_to_string(out.join("scene.pvd")).unwrap();
+    assert_eq!(pvd.matches("<DataSet").count(), 11);
+    let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    let lines: Vec<_> = csv.lines().collect();
+    assert_eq!(lines.len(), 12);
+    assert!(lines[0].starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy"));
+    assert!(lines[0].ends_with("tip.x,tip.y,tip.z"));
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["scene"], "bar");
+    assert_eq!(s["steps"], 20);
+    assert_eq!(s["diverged"], false);
+    assert!((s["sim_time"].as_f64().unwrap() - 0.2).abs() < 1e-12);
+    assert!(s["wall_ms_per_step_median"].as_f64().unwrap() > 0.0);
+    let b = &s["bodies"][0];
+    assert_eq!((b["name"].as_str(), b["vertices"].as_u64(), b["tets"].as_u64()), (Some("bar"), Some(176), Some(450)));
+    for key in ["volume_rest", "volume_final", "volume_max_rel_change", "min_tet_volume_ratio"] {
+        assert!(b[key].is_number(), "{key}");
+    }
+    let tip = &s["probes"][0];
+    assert_eq!(tip["name"], "tip");
+    // The tip falls: its lowest y is below its rest y and equals min over the run.
+    assert!(tip["min"][1].as_f64().unwrap() < tip["rest"][1].as_f64().unwrap() - 0.01);
+    assert!(tip["final"][1].as_f64().unwrap() >= tip["min"][1].as_f64().unwrap());
+}
+
+#[test]
+fn a_diverging_run_keeps_its_frames_and_exits_with_status_2() {
+    let dir = temp_dir("diverge");
+    // A clamped bar thrown at 1e7 m/s tears apart in the first step.
+    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml"))
+        .unwrap()
+        .replace("name = \"bar\"\ndt", "name = \"thrown\"\ndt")
+        .replace("fixed = [", "velocity = [0.0, 1e7, 0.0]\nfixed = [");
+    let path = dir.join("thrown.toml");
+    std::fs::write(&path, scene).unwrap();
+    let out = dir.join("out");
+    let output = supple().args(["run", "--quiet", "--out"]).arg(&out).arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("body `bar` diverged at step 1"), "{stderr}");
+    assert!(out.join("frames/frame_00000.vtu").exists());
+    let s = json(&out.join("summary.json"));
+    assert_eq!(s["diverged"], true);
+    assert_eq!(s["diverged_step"], 1);
+    assert_eq!(s["diverged_body"], "bar");
+}
+
+#[test]
+fn a_bad_scene_names_file_and_key_and_exits_with_status_1() {
+    let dir = temp_dir("bad");
+    let path = dir.join("bad.toml");
+    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml")).unwrap().replace("poisson = 0.33", "poisson = 0.5");
+    std::fs::write(&path, scene).unwrap();
+    let output = supple().args(["run", "--quiet"]).arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.toml: body[0].material.poisson = 0.5: must be below 0.5"), "{stderr}");
+}
+
+#[test]
+fn bench_prints_json_with_a_phase_breakdown() {
+    let output = supple()
+        .args(["bench", "--steps", "5", "--warmup", "1"])
+        .arg(repo().join("scenes/bar.toml"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(r["steps"], 5);
+    for key in ["median", "min", "mean"] {
+        assert!(r["wall_ms_per_step"][key].as_f64().unwrap() > 0.0);
+    }
+    for key in ["forces", "assembly", "solve"] {
+        assert!(r["phases_ms_median"][key].is_number());
+    }
+    assert!(r["solver_iterations"]["mean"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["bodies"][0]["tets"], 450);
+}

@@ -1,0 +1,121 @@
+//! Scene files: the bundled scenes load, and every documented refusal names its key.
+
+use std::path::{Path, PathBuf};
+use supple_io::{load_scene, parse_scene, SceneError};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const BASE: &str = r#"
+dt = 0.01
+duration = 0.1
+[[body]]
+name = "bar"
+mesh = { kind = "box", cells = [4, 1, 1], cell_size = 0.1 }
+material = { model = "corotational", youngs = 1e5, poisson = 0.33, density = 1000.0 }
+fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]
+"#;
+
+fn err(text: &str) -> String {
+    parse_scene(text, Path::new("test.toml")).unwrap_err().to_string()
+}
+
+#[test]
+fn bundled_bar_scene_builds_the_mueller_bar() {
+    let scene = load_scene(&repo().join("scenes/bar.toml")).unwrap();
+    assert_eq!(scene.name, "bar");
+    assert_eq!(scene.steps(), 300);
+    let world = scene.build_world().unwrap();
+    let bar = &world.bodies[0];
+    assert_eq!((bar.n_vertices(), bar.elems.len()), (176, 450));
+    assert_eq!(bar.fixed.iter().filter(|&&f| f).count(), 16);
+    assert_eq!(bar.model.name(), "corotational");
+    assert!((bar.mass.total() - 90.0).abs() < 1e-9);
+    // The probe is the vertex nearest to (1.0, 0.3, 0.3): the far top corner.
+    assert_eq!(scene.probes[0].vertex, 175);
+}
+
+#[test]
+fn every_bundled_scene_loads() {
+    let mut n = 0;
+    for dir in ["scenes", "scenes/bench"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "toml") {
+                let scene = load_scene(&entry.path()).unwrap_or_else(|e| panic!("{e}"));
+                // Building the 160k-tet bench bar takes a while in debug builds: parse only.
+                if !scene.name.ends_with("160k") {
+                    scene.build_world().unwrap_or_else(|e| panic!("{e}"));
+                }
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 5, "{n}");
+}
+
+#[test]
+fn unknown_keys_are_refused_with_line_and_key_path() {
+    let text = BASE.replace("youngs = 1e5", "youngs_modulus = 1e5");
+    let e = err(&text);
+    assert!(e.starts_with("test.toml:7:"), "{e}");
+    assert!(e.contains("body[0].material.youngs_modulus: unknown field `youngs_modulus`"), "{e}");
+
+    let e = err(&format!("{BASE}\n[solver]\ntolerence = 1e-6\n"));
+    assert!(e.contains("solver.tolerence: unknown field `tolerence`"), "{e}");
+    assert!(e.starts_with("test.toml:11:"), "{e}");
+
+    let e = err(&BASE.replace("\"corotational\"", "\"neo_hookean\""));
+    assert!(e.contains("body[0].material.model: unknown variant `neo_hookean`"), "{e}");
+}
+
+#[test]
+fn impossible_values_are_refused_with_the_key_path_and_reason() {
+    let cases = [
+        ("poisson = 0.33", "poisson = 0.5", "body[0].material.poisson = 0.5: must be below 0.5"),
+        ("poisson = 0.33", "poisson = 0.7", "body[0].material.poisson = 0.7: must be below 0.5"),
+        ("youngs = 1e5", "youngs = 0.0", "body[0].material.youngs = 0: must be a finite number above 0"),
+        ("youngs = 1e5", "youngs = -2e3", "body[0].material.youngs = -2000: must be a finite number above 0"),
+        ("density = 1000.0", "density = 0.0", "body[0].material.density = 0: must be a finite number above 0"),
+        ("dt = 0.01", "dt = -0.01", "dt = -0.01: must be a finite number above 0"),
+        ("cells = [4, 1, 1]", "cells = [4, 0, 1]", "body[0].mesh.cells = [4, 0, 1]: every count must be at least 1"),
+        ("normal = [-1.0, 0.0, 0.0]", "normal = [0.0, 0.0, 0.0]", "body[0].fixed[0].plane.normal = [0.0, 0.0, 0.0]: must not be zero"),
+    ];
+    for (from, to, expected) in cases {
+        let text = BASE.replace(from, to);
+        assert_eq!(err(&text), format!("test.toml: {expected}"));
+    }
+    let text = BASE.replace("point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0]", "point = [5.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0]");
+    assert_eq!(err(&text), "test.toml: body[0].fixed[0]: selects no vertex");
+    let text = BASE.replace("fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]", "fixed = [{ vertices = [0, 99] }]");
+    assert_eq!(err(&text), "test.toml: body[0].fixed[0].vertices: vertex 99 is out of range (the mesh has 20 vertices)");
+}
+
+#[test]
+fn probes_bodies_and_mesh_files() {
+    let text = format!("{BASE}\n[[probe]]\nname = \"p\"\nbody = \"nope\"\npoint = [0, 0, 0]\n");
+    assert_eq!(err(&text), "test.toml: probe[0].body = \"nope\": no body has this name");
+
+    // A TetGen mesh path is relative to the scene file; a missing one names the file.
+    let text = BASE.replace(
+        "mesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }",
+        "mesh = { kind = \"tetgen\", path = \"missing/bar\" }",
+    );
+    let e = parse_scene(&text, Path::new("/tmp/scenes/test.toml")).unwrap_err();
+    assert!(matches!(e, SceneError::Io(_)));
+    assert!(e.to_string().starts_with("/tmp/scenes/missing/bar.node:"), "{e}");
+
+    // A shared mesh, moved and rotated: orientation survives the transform.
+    let shared = repo().join("../shared/meshes/tube_solid_1k.node");
+    if shared.exists() {
+        let text = BASE
+            .replace(
+                "mesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }",
+                &format!("mesh = {{ kind = \"tetgen\", path = {:?} }}\ntransform = {{ rotate_deg = [0, 0, 45], translate = [0, 0.5, 0], scale = 2.0 }}", shared.display().to_string()),
+            )
+            .replace("fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]", "");
+        let scene = parse_scene(&text, Path::new("test.toml")).unwrap();
+        let w = scene.build_world().unwrap();
+        assert_eq!(w.bodies[0].elems.len(), 1034);
+    }
+}
