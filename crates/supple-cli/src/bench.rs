@@ -101,7 +101,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     }
     if let Some(ws) = args.warm_start {
-        let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } = &mut scene.integrator;
+        let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } =
+            &mut scene.integrator;
         *warm_start = ws;
     }
     let t = Instant::now();

@@ -6,10 +6,13 @@ mod run;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "supple", version, about = "Real-time simulation of deformable solids (tetrahedral FEM)")]
+#[command(
+    name = "supple",
+    version,
+    about = "Real-time simulation of deformable solids (tetrahedral FEM)"
+)]
 struct Cli {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long, global = true)]
@@ -32,7 +35,10 @@ pub const EXIT_DIVERGED: i32 = 2;
 fn main() {
     let cli = Cli::parse();
     if let Some(n) = cli.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+        {
             eprintln!("error: cannot set up {n} threads: {e}");
             std::process::exit(1);
         }
@@ -51,10 +57,13 @@ fn main() {
 }
 
 /// Loads a scene, applying a duration override.
-pub fn load(scene: &PathBuf, duration: Option<f64>) -> Result<supple_io::Scene> {
+pub fn load(scene: &std::path::Path, duration: Option<f64>) -> Result<supple_io::Scene> {
     let mut s = supple_io::load_scene(scene)?;
     if let Some(d) = duration {
-        anyhow::ensure!(d >= 0.0 && d.is_finite(), "--duration {d}: must be a finite number ≥ 0");
+        anyhow::ensure!(
+            d >= 0.0 && d.is_finite(),
+            "--duration {d}: must be a finite number ≥ 0"
+        );
         s.duration = d;
     }
     Ok(s)

@@ -83,8 +83,15 @@ impl Recorder {
     /// Updates the running extremes after a step (`wall_ms` is that step's wall time).
     pub fn after_step(&mut self, world: &World, wall_ms: f64) {
         self.wall_ms.push(wall_ms);
-        for ((t, b), s) in self.bodies.iter_mut().zip(&world.bodies).zip(world.last_stats()) {
-            t.volume_max_rel_change = t.volume_max_rel_change.max((b.volume() / t.volume_rest - 1.0).abs());
+        for ((t, b), s) in self
+            .bodies
+            .iter_mut()
+            .zip(&world.bodies)
+            .zip(world.last_stats())
+        {
+            t.volume_max_rel_change = t
+                .volume_max_rel_change
+                .max((b.volume() / t.volume_rest - 1.0).abs());
             t.min_tet_volume_ratio = t.min_tet_volume_ratio.min(b.min_volume_ratio());
             t.iterations_sum += s.solver_iterations;
             t.iterations_max = t.iterations_max.max(s.solver_iterations);
@@ -100,11 +107,17 @@ impl Recorder {
     /// Writes one metrics row for the current state.
     pub fn write_row(&mut self, world: &mut World) -> std::io::Result<()> {
         let wall = self.wall_ms.last().copied().unwrap_or(0.0);
-        let mut row = vec![world.steps.to_string(), format!("{:.6}", world.time), format!("{wall:.4}")];
+        let mut row = vec![
+            world.steps.to_string(),
+            format!("{:.6}", world.time),
+            format!("{wall:.4}"),
+        ];
         let stats = world.last_stats().to_vec();
         for (b, s) in world.bodies.iter_mut().zip(&stats) {
             let p = b.momentum();
-            let elastic = b.elastic_energy().map_or_else(String::new, |e| format!("{e:.9e}"));
+            let elastic = b
+                .elastic_energy()
+                .map_or_else(String::new, |e| format!("{e:.9e}"));
             row.extend([
                 format!("{:.9e}", b.volume()),
                 format!("{:.9e}", b.kinetic_energy()),
@@ -123,7 +136,12 @@ impl Recorder {
         writeln!(self.csv, "{}", row.join(","))
     }
 
-    pub fn summary(&mut self, world: &World, scene: &str, diverged: Option<&supple::world::Diverged>) -> std::io::Result<Summary> {
+    pub fn summary(
+        &mut self,
+        world: &World,
+        scene: &str,
+        diverged: Option<&supple::world::Diverged>,
+    ) -> std::io::Result<Summary> {
         self.csv.flush()?;
         let steps = world.steps.max(1) as f64;
         Ok(Summary {

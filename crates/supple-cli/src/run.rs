@@ -30,9 +30,13 @@ pub struct RunArgs {
 /// Runs the scene; returns the process exit status (0, or 2 when the simulation diverged).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
-    let out = args.out.clone().unwrap_or_else(|| Path::new("out").join(&scene.name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&scene.name));
     let frames_dir = out.join("frames");
-    std::fs::create_dir_all(&frames_dir).with_context(|| format!("cannot create {}", frames_dir.display()))?;
+    std::fs::create_dir_all(&frames_dir)
+        .with_context(|| format!("cannot create {}", frames_dir.display()))?;
     // Stale frames of an earlier run would otherwise mix with this one's.
     for entry in std::fs::read_dir(&frames_dir)?.flatten() {
         if entry.path().extension().is_some_and(|e| e == "vtu") {
@@ -42,45 +46,59 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let mut world = scene.build_world()?;
     let steps = scene.steps();
     let csv_path = out.join("metrics.csv");
-    let csv = std::fs::File::create(&csv_path).with_context(|| format!("cannot create {}", csv_path.display()))?;
+    let csv = std::fs::File::create(&csv_path)
+        .with_context(|| format!("cannot create {}", csv_path.display()))?;
     let mut rec = Recorder::new(&world, &scene.probes, csv)?;
     let mut pvd: Vec<(f64, String)> = Vec::new();
     let every = scene.output.frame_every;
     let write_vtu_frames = scene.output.vtu;
 
-    let write_frame = |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
-        rec.write_row(world)?;
-        if write_vtu_frames {
-            for body in &world.bodies {
-                let name = if world.bodies.len() == 1 {
-                    format!("frame_{:05}.vtu", pvd.len())
-                } else {
-                    format!("{}_frame_{:05}.vtu", body.name, pvd.len() / world.bodies.len())
-                };
-                let displacement: Vec<_> = body.x.iter().zip(&body.mesh.positions).map(|(x, x0)| x - x0).collect();
-                let ratios = body.volume_ratios();
-                let fixed: Vec<f64> = body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
-                let frame = VtuFrame {
-                    point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
-                    point_scalars: vec![("fixed", &fixed)],
-                    cell_scalars: vec![("volume_ratio", &ratios)],
-                    ..VtuFrame::new(&body.x, &body.elems.tets)
-                };
-                write_vtu(&frames_dir.join(&name), &frame)?;
-                pvd.push((world.time, format!("frames/{name}")));
+    let write_frame =
+        |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
+            rec.write_row(world)?;
+            if write_vtu_frames {
+                for body in &world.bodies {
+                    let name = if world.bodies.len() == 1 {
+                        format!("frame_{:05}.vtu", pvd.len())
+                    } else {
+                        format!(
+                            "{}_frame_{:05}.vtu",
+                            body.name,
+                            pvd.len() / world.bodies.len()
+                        )
+                    };
+                    let displacement: Vec<_> = body
+                        .x
+                        .iter()
+                        .zip(&body.mesh.positions)
+                        .map(|(x, x0)| x - x0)
+                        .collect();
+                    let ratios = body.volume_ratios();
+                    let fixed: Vec<f64> =
+                        body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
+                    let frame = VtuFrame {
+                        point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
+                        point_scalars: vec![("fixed", &fixed)],
+                        cell_scalars: vec![("volume_ratio", &ratios)],
+                        ..VtuFrame::new(&body.x, &body.elems.tets)
+                    };
+                    write_vtu(&frames_dir.join(&name), &frame)?;
+                    pvd.push((world.time, format!("frames/{name}")));
+                }
             }
-        }
-        Ok(())
-    };
+            Ok(())
+        };
 
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
         let bar = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} [{bar:40}] {pos}/{len} steps, {per_sec}, eta {eta} {msg}")
-                .expect("static template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{spinner} [{bar:40}] {pos}/{len} steps, {per_sec}, eta {eta} {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
         );
         bar
     };
@@ -106,10 +124,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let summary = rec.summary(&world, &scene.name, diverged.as_ref())?;
     let summary_path = out.join("summary.json");
-    std::fs::write(&summary_path, serde_json::to_string_pretty(&summary)? + "\n")
-        .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    std::fs::write(
+        &summary_path,
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )
+    .with_context(|| format!("cannot write {}", summary_path.display()))?;
     if let Some(d) = diverged {
-        eprintln!("diverged: {d}; frames up to t = {:.6} s are in {}", pvd.last().map_or(0.0, |p| p.0), out.display());
+        eprintln!(
+            "diverged: {d}; frames up to t = {:.6} s are in {}",
+            pvd.last().map_or(0.0, |p| p.0),
+            out.display()
+        );
         return Ok(crate::EXIT_DIVERGED);
     }
     if !args.quiet {

@@ -40,7 +40,8 @@ fn run_writes_frames_metrics_and_summary() {
     let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
     let lines: Vec<_> = csv.lines().collect();
     assert_eq!(lines.len(), 12);
-    assert!(lines[0].starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy"));
+    assert!(lines[0]
+        .starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy"));
     assert!(lines[0].ends_with("tip.x,tip.y,tip.z"));
     let s = json(&out.join("summary.json"));
     assert_eq!(s["scene"], "bar");
@@ -49,8 +50,20 @@ fn run_writes_frames_metrics_and_summary() {
     assert!((s["sim_time"].as_f64().unwrap() - 0.2).abs() < 1e-12);
     assert!(s["wall_ms_per_step_median"].as_f64().unwrap() > 0.0);
     let b = &s["bodies"][0];
-    assert_eq!((b["name"].as_str(), b["vertices"].as_u64(), b["tets"].as_u64()), (Some("bar"), Some(176), Some(450)));
-    for key in ["volume_rest", "volume_final", "volume_max_rel_change", "min_tet_volume_ratio"] {
+    assert_eq!(
+        (
+            b["name"].as_str(),
+            b["vertices"].as_u64(),
+            b["tets"].as_u64()
+        ),
+        (Some("bar"), Some(176), Some(450))
+    );
+    for key in [
+        "volume_rest",
+        "volume_final",
+        "volume_max_rel_change",
+        "min_tet_volume_ratio",
+    ] {
         assert!(b[key].is_number(), "{key}");
     }
     let tip = &s["probes"][0];
@@ -71,7 +84,12 @@ fn a_diverging_run_keeps_its_frames_and_exits_with_status_2() {
     let path = dir.join("thrown.toml");
     std::fs::write(&path, scene).unwrap();
     let out = dir.join("out");
-    let output = supple().args(["run", "--quiet", "--out"]).arg(&out).arg(&path).output().unwrap();
+    let output = supple()
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -87,12 +105,21 @@ fn a_diverging_run_keeps_its_frames_and_exits_with_status_2() {
 fn a_bad_scene_names_file_and_key_and_exits_with_status_1() {
     let dir = temp_dir("bad");
     let path = dir.join("bad.toml");
-    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml")).unwrap().replace("poisson = 0.33", "poisson = 0.5");
+    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml"))
+        .unwrap()
+        .replace("poisson = 0.33", "poisson = 0.5");
     std::fs::write(&path, scene).unwrap();
-    let output = supple().args(["run", "--quiet"]).arg(&path).output().unwrap();
+    let output = supple()
+        .args(["run", "--quiet"])
+        .arg(&path)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("bad.toml: body[0].material.poisson = 0.5: must be below 0.5"), "{stderr}");
+    assert!(
+        stderr.contains("bad.toml: body[0].material.poisson = 0.5: must be below 0.5"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -102,7 +129,11 @@ fn bench_prints_json_with_a_phase_breakdown() {
         .arg(repo().join("scenes/bar.toml"))
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(r["steps"], 5);
     for key in ["median", "min", "mean"] {

@@ -285,7 +285,8 @@ impl Scene {
             .enumerate()
             .map(|(i, d)| Body::new(d.clone()).map_err(|e| self.invalid(format!("body[{i}]: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        World::new(bodies, self.gravity, self.dt, self.integrator).map_err(|e| self.invalid(e.to_string()))
+        World::new(bodies, self.gravity, self.dt, self.integrator)
+            .map_err(|e| self.invalid(e.to_string()))
     }
 
     fn invalid(&self, message: String) -> SceneError {
@@ -317,7 +318,11 @@ pub fn parse_scene(text: &str, path: &Path) -> Result<Scene, SceneError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax(e, String::new()))?;
     let file: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
-        let key = if key == "." { String::new() } else { format!("{key}: ") };
+        let key = if key == "." {
+            String::new()
+        } else {
+            format!("{key}: ")
+        };
         syntax(e.into_inner(), key)
     })?;
     validate(file, path)
@@ -353,12 +358,17 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     };
     positive("dt", file.dt).map_err(invalid)?;
     if !(file.duration >= 0.0 && file.duration.is_finite()) {
-        return Err(invalid(format!("duration = {}: must be a finite number ≥ 0", file.duration)));
+        return Err(invalid(format!(
+            "duration = {}: must be a finite number ≥ 0",
+            file.duration
+        )));
     }
     let gravity = finite3("gravity", file.gravity).map_err(invalid)?;
     positive("solver.tolerance", file.solver.tolerance).map_err(invalid)?;
     if file.solver.max_iterations == 0 {
-        return Err(invalid("solver.max_iterations = 0: must be at least 1".into()));
+        return Err(invalid(
+            "solver.max_iterations = 0: must be at least 1".into(),
+        ));
     }
     if file.output.frame_every == 0 {
         return Err(invalid("output.frame_every = 0: must be at least 1".into()));
@@ -385,19 +395,25 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
-            return Err(invalid(format!("body[{i}].name = {:?}: another body has this name", b.name)));
+            return Err(invalid(format!(
+                "body[{i}].name = {:?}: another body has this name",
+                b.name
+            )));
         }
     }
     let mut probes = Vec::with_capacity(file.probe.len());
     for (i, p) in file.probe.into_iter().enumerate() {
         let point = finite3(&format!("probe[{i}].point"), p.point).map_err(invalid)?;
         let body = match &p.body {
-            Some(name) => bodies
-                .iter()
-                .position(|b| &b.name == name)
-                .ok_or_else(|| invalid(format!("probe[{i}].body = {name:?}: no body has this name")))?,
+            Some(name) => bodies.iter().position(|b| &b.name == name).ok_or_else(|| {
+                invalid(format!("probe[{i}].body = {name:?}: no body has this name"))
+            })?,
             None if bodies.len() == 1 => 0,
-            None => return Err(invalid(format!("probe[{i}].body: required when the scene has several bodies"))),
+            None => {
+                return Err(invalid(format!(
+                    "probe[{i}].body: required when the scene has several bodies"
+                )))
+            }
         };
         let vertex = nearest_vertex(&bodies[body].mesh.positions, &point);
         probes.push(Probe {
@@ -444,14 +460,19 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
             split,
         } => {
             if cells.contains(&0) {
-                return Err(format!("{key}.mesh.cells = {cells:?}: every count must be at least 1").into());
+                return Err(format!(
+                    "{key}.mesh.cells = {cells:?}: every count must be at least 1"
+                )
+                .into());
             }
             let size = match cell_size {
                 CellSize::Uniform(h) => [h; 3],
                 CellSize::PerAxis(h) => h,
             };
             if !size.iter().all(|h| *h > 0.0 && h.is_finite()) {
-                return Err(format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into());
+                return Err(
+                    format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into(),
+                );
             }
             let split = match split {
                 5 => TetSplit::Five,
@@ -469,7 +490,8 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     };
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
-    let angles = finite3(&format!("{key}.transform.rotate_deg"), t.rotate_deg)?.map(f64::to_radians);
+    let angles =
+        finite3(&format!("{key}.transform.rotate_deg"), t.rotate_deg)?.map(f64::to_radians);
     let rotation = Rotation3::from_euler_angles(angles.x, angles.y, angles.z).into_inner();
     let translation = finite3(&format!("{key}.transform.translate"), t.translate)?;
     mesh.transform(t.scale, &rotation, &translation);
@@ -486,12 +508,19 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     let m = &b.material;
     // Check material values here so the message carries the key path.
     let mkey = format!("{key}.material");
-    supple::fem::Lame::from_youngs_poisson(m.youngs, m.poisson).map_err(|e| format!("{mkey}.{e}"))?;
+    supple::fem::Lame::from_youngs_poisson(m.youngs, m.poisson)
+        .map_err(|e| format!("{mkey}.{e}"))?;
     if !(m.density > 0.0 && m.density.is_finite()) {
-        return Err(format!("{mkey}.density = {}: must be a finite number above 0", m.density).into());
+        return Err(format!(
+            "{mkey}.density = {}: must be a finite number above 0",
+            m.density
+        )
+        .into());
     }
     if m.model == ModelName::Linear && m.tangent != TangentName::Rotated {
-        return Err(format!("{mkey}.tangent: only the corotational model has a tangent choice").into());
+        return Err(
+            format!("{mkey}.tangent: only the corotational model has a tangent choice").into(),
+        );
     }
     for (k, v) in [("alpha", b.damping.alpha), ("beta", b.damping.beta)] {
         if !(v >= 0.0 && v.is_finite()) {
@@ -527,12 +556,20 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     })
 }
 
-fn select_fixed(mesh: &TetMesh, region: &FixedSection, key: &str, out: &mut Vec<u32>) -> Result<(), String> {
+fn select_fixed(
+    mesh: &TetMesh,
+    region: &FixedSection,
+    key: &str,
+    out: &mut Vec<u32>,
+) -> Result<(), String> {
     let (lo, hi) = mesh.bounding_box();
     let eps = 1e-9 * (hi - lo).norm();
     match region {
         FixedSection::Box { min, max } => {
-            let (min, max) = (finite3(&format!("{key}.box.min"), *min)?, finite3(&format!("{key}.box.max"), *max)?);
+            let (min, max) = (
+                finite3(&format!("{key}.box.min"), *min)?,
+                finite3(&format!("{key}.box.max"), *max)?,
+            );
             for (i, p) in mesh.positions.iter().enumerate() {
                 if (0..3).all(|c| p[c] >= min[c] - eps && p[c] <= max[c] + eps) {
                     out.push(i as u32);
@@ -542,9 +579,12 @@ fn select_fixed(mesh: &TetMesh, region: &FixedSection, key: &str, out: &mut Vec<
         FixedSection::Plane { point, normal } => {
             let point = finite3(&format!("{key}.plane.point"), *point)?;
             let normal = finite3(&format!("{key}.plane.normal"), *normal)?;
-            let n = normal
-                .try_normalize(0.0)
-                .ok_or_else(|| format!("{key}.plane.normal = {:?}: must not be zero", normal.as_slice()))?;
+            let n = normal.try_normalize(0.0).ok_or_else(|| {
+                format!(
+                    "{key}.plane.normal = {:?}: must not be zero",
+                    normal.as_slice()
+                )
+            })?;
             for (i, p) in mesh.positions.iter().enumerate() {
                 if (p - point).dot(&n) >= -eps {
                     out.push(i as u32);
@@ -570,6 +610,10 @@ fn nearest_vertex(positions: &[Vector3<f64>], point: &Vector3<f64>) -> usize {
     positions
         .iter()
         .enumerate()
-        .min_by(|a, b| (a.1 - point).norm_squared().total_cmp(&(b.1 - point).norm_squared()))
+        .min_by(|a, b| {
+            (a.1 - point)
+                .norm_squared()
+                .total_cmp(&(b.1 - point).norm_squared())
+        })
         .map_or(0, |(i, _)| i)
 }

@@ -18,7 +18,9 @@ fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]
 "#;
 
 fn err(text: &str) -> String {
-    parse_scene(text, Path::new("test.toml")).unwrap_err().to_string()
+    parse_scene(text, Path::new("test.toml"))
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
@@ -59,42 +61,92 @@ fn unknown_keys_are_refused_with_line_and_key_path() {
     let text = BASE.replace("youngs = 1e5", "youngs_modulus = 1e5");
     let e = err(&text);
     assert!(e.starts_with("test.toml:7:"), "{e}");
-    assert!(e.contains("body[0].material.youngs_modulus: unknown field `youngs_modulus`"), "{e}");
+    assert!(
+        e.contains("body[0].material.youngs_modulus: unknown field `youngs_modulus`"),
+        "{e}"
+    );
 
     let e = err(&format!("{BASE}\n[solver]\ntolerence = 1e-6\n"));
-    assert!(e.contains("solver.tolerence: unknown field `tolerence`"), "{e}");
+    assert!(
+        e.contains("solver.tolerence: unknown field `tolerence`"),
+        "{e}"
+    );
     assert!(e.starts_with("test.toml:11:"), "{e}");
 
     let e = err(&BASE.replace("\"corotational\"", "\"neo_hookean\""));
-    assert!(e.contains("body[0].material.model: unknown variant `neo_hookean`"), "{e}");
+    assert!(
+        e.contains("body[0].material.model: unknown variant `neo_hookean`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn impossible_values_are_refused_with_the_key_path_and_reason() {
     let cases = [
-        ("poisson = 0.33", "poisson = 0.5", "body[0].material.poisson = 0.5: must be below 0.5"),
-        ("poisson = 0.33", "poisson = 0.7", "body[0].material.poisson = 0.7: must be below 0.5"),
-        ("youngs = 1e5", "youngs = 0.0", "body[0].material.youngs = 0: must be a finite number above 0"),
-        ("youngs = 1e5", "youngs = -2e3", "body[0].material.youngs = -2000: must be a finite number above 0"),
-        ("density = 1000.0", "density = 0.0", "body[0].material.density = 0: must be a finite number above 0"),
-        ("dt = 0.01", "dt = -0.01", "dt = -0.01: must be a finite number above 0"),
-        ("cells = [4, 1, 1]", "cells = [4, 0, 1]", "body[0].mesh.cells = [4, 0, 1]: every count must be at least 1"),
-        ("normal = [-1.0, 0.0, 0.0]", "normal = [0.0, 0.0, 0.0]", "body[0].fixed[0].plane.normal = [0.0, 0.0, 0.0]: must not be zero"),
+        (
+            "poisson = 0.33",
+            "poisson = 0.5",
+            "body[0].material.poisson = 0.5: must be below 0.5",
+        ),
+        (
+            "poisson = 0.33",
+            "poisson = 0.7",
+            "body[0].material.poisson = 0.7: must be below 0.5",
+        ),
+        (
+            "youngs = 1e5",
+            "youngs = 0.0",
+            "body[0].material.youngs = 0: must be a finite number above 0",
+        ),
+        (
+            "youngs = 1e5",
+            "youngs = -2e3",
+            "body[0].material.youngs = -2000: must be a finite number above 0",
+        ),
+        (
+            "density = 1000.0",
+            "density = 0.0",
+            "body[0].material.density = 0: must be a finite number above 0",
+        ),
+        (
+            "dt = 0.01",
+            "dt = -0.01",
+            "dt = -0.01: must be a finite number above 0",
+        ),
+        (
+            "cells = [4, 1, 1]",
+            "cells = [4, 0, 1]",
+            "body[0].mesh.cells = [4, 0, 1]: every count must be at least 1",
+        ),
+        (
+            "normal = [-1.0, 0.0, 0.0]",
+            "normal = [0.0, 0.0, 0.0]",
+            "body[0].fixed[0].plane.normal = [0.0, 0.0, 0.0]: must not be zero",
+        ),
     ];
     for (from, to, expected) in cases {
         let text = BASE.replace(from, to);
         assert_eq!(err(&text), format!("test.toml: {expected}"));
     }
-    let text = BASE.replace("point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0]", "point = [5.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0]");
+    let text = BASE.replace(
+        "point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0]",
+        "point = [5.0, 0.0, 0.0], normal = [1.0, 0.0, 0.0]",
+    );
     assert_eq!(err(&text), "test.toml: body[0].fixed[0]: selects no vertex");
-    let text = BASE.replace("fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]", "fixed = [{ vertices = [0, 99] }]");
+    let text = BASE.replace(
+        "fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]",
+        "fixed = [{ vertices = [0, 99] }]",
+    );
     assert_eq!(err(&text), "test.toml: body[0].fixed[0].vertices: vertex 99 is out of range (the mesh has 20 vertices)");
 }
 
 #[test]
 fn probes_bodies_and_mesh_files() {
     let text = format!("{BASE}\n[[probe]]\nname = \"p\"\nbody = \"nope\"\npoint = [0, 0, 0]\n");
-    assert_eq!(err(&text), "test.toml: probe[0].body = \"nope\": no body has this name");
+    assert_eq!(
+        err(&text),
+        "test.toml: probe[0].body = \"nope\": no body has this name"
+    );
 
     // A TetGen mesh path is relative to the scene file; a missing one names the file.
     let text = BASE.replace(
@@ -103,7 +155,10 @@ fn probes_bodies_and_mesh_files() {
     );
     let e = parse_scene(&text, Path::new("/tmp/scenes/test.toml")).unwrap_err();
     assert!(matches!(e, SceneError::Io(_)));
-    assert!(e.to_string().starts_with("/tmp/scenes/missing/bar.node:"), "{e}");
+    assert!(
+        e.to_string().starts_with("/tmp/scenes/missing/bar.node:"),
+        "{e}"
+    );
 
     // A shared mesh, moved and rotated: orientation survives the transform.
     let shared = repo().join("../shared/meshes/tube_solid_1k.node");

@@ -80,14 +80,25 @@ impl Body {
         let n = desc.mesh.n_vertices();
         let mut fixed = vec![false; n];
         for &i in &desc.fixed {
-            *fixed.get_mut(i as usize).ok_or(BodyError::FixedOutOfRange { vertex: i, n_vertices: n })? = true;
+            *fixed
+                .get_mut(i as usize)
+                .ok_or(BodyError::FixedOutOfRange {
+                    vertex: i,
+                    n_vertices: n,
+                })? = true;
         }
         let elems = ElementSet::new(&desc.mesh);
         let mass = Mass::new(&elems, n, desc.density, desc.mass);
         let model = build_model(desc.model, lame, &elems);
         let (lo, hi) = desc.mesh.bounding_box();
         let v = (0..n)
-            .map(|i| if fixed[i] { Vector3::zeros() } else { desc.velocity })
+            .map(|i| {
+                if fixed[i] {
+                    Vector3::zeros()
+                } else {
+                    desc.velocity
+                }
+            })
             .collect();
         Ok(Self {
             name: desc.name,
@@ -111,20 +122,27 @@ impl Body {
 
     /// Current volume (sum of signed tet volumes).
     pub fn volume(&self) -> f64 {
-        self.elems.sum(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])))
+        self.elems
+            .sum(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])))
     }
 
     /// Smallest current/rest volume ratio over the tets (negative when a tet is inverted).
     pub fn min_volume_ratio(&self) -> f64 {
         (0..self.elems.len())
-            .map(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])) / self.elems.volume[e])
+            .map(|e| {
+                crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize]))
+                    / self.elems.volume[e]
+            })
             .fold(f64::INFINITY, f64::min)
     }
 
     /// Per-tet current/rest volume ratio (an output field).
     pub fn volume_ratios(&self) -> Vec<f64> {
         (0..self.elems.len())
-            .map(|e| crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize])) / self.elems.volume[e])
+            .map(|e| {
+                crate::mesh::signed_volume(&self.elems.tets[e].map(|i| self.x[i as usize]))
+                    / self.elems.volume[e]
+            })
             .collect()
     }
 
@@ -141,11 +159,22 @@ impl Body {
 
     /// Linear momentum `Σ m_i v_i` (lumped masses; equal to `1ᵀ M v` for both mass kinds).
     pub fn momentum(&self) -> Vector3<f64> {
-        self.mass.lumped.iter().zip(&self.v).map(|(m, v)| *m * v).sum()
+        self.mass
+            .lumped
+            .iter()
+            .zip(&self.v)
+            .map(|(m, v)| *m * v)
+            .sum()
     }
 
     pub fn center_of_mass(&self) -> Vector3<f64> {
-        let c: Vector3<f64> = self.mass.lumped.iter().zip(&self.x).map(|(m, x)| *m * x).sum();
+        let c: Vector3<f64> = self
+            .mass
+            .lumped
+            .iter()
+            .zip(&self.x)
+            .map(|(m, x)| *m * x)
+            .sum();
         c / self.mass.total()
     }
 

@@ -39,7 +39,12 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(bodies: Vec<Body>, gravity: Vector3<f64>, dt: f64, integrator: IntegratorKind) -> Result<Self, WorldError> {
+    pub fn new(
+        bodies: Vec<Body>,
+        gravity: Vector3<f64>,
+        dt: f64,
+        integrator: IntegratorKind,
+    ) -> Result<Self, WorldError> {
         if !(dt > 0.0 && dt.is_finite()) {
             return Err(WorldError::Dt(dt));
         }
@@ -67,7 +72,12 @@ impl World {
     /// Advances every body by `dt`. On divergence the world keeps the diverged state (the
     /// caller keeps what it wrote before) and reports which body failed and why.
     pub fn step(&mut self) -> Result<(), Diverged> {
-        for ((body, integrator), stats) in self.bodies.iter_mut().zip(&mut self.integrators).zip(&mut self.last_stats) {
+        for ((body, integrator), stats) in self
+            .bodies
+            .iter_mut()
+            .zip(&mut self.integrators)
+            .zip(&mut self.last_stats)
+        {
             *stats = integrator.step(body, self.dt, &self.gravity);
         }
         self.steps += 1;

@@ -17,7 +17,9 @@ fn bar_world(model: ModelKind, youngs: f64, cells: [usize; 3]) -> World {
         origin: Vector3::zeros(),
         split: TetSplit::Five,
     });
-    let fixed = (0..mesh.n_vertices() as u32).filter(|&i| mesh.positions[i as usize].x < 1e-9).collect();
+    let fixed = (0..mesh.n_vertices() as u32)
+        .filter(|&i| mesh.positions[i as usize].x < 1e-9)
+        .collect();
     let body = Body::new(BodyDesc {
         name: "bar".into(),
         mesh,
@@ -57,7 +59,6 @@ fn run(model: ModelKind, youngs: f64) -> (f64, f64) {
         w.step().unwrap();
         assert!(w.last_stats()[0].solver_converged);
         max_rel = max_rel.max((w.bodies[0].volume() / v0 - 1.0).abs());
-
     }
     (max_rel, y0 - w.bodies[0].x[tip].y)
 }
@@ -97,15 +98,22 @@ fn stiffer_bar_reproduces_mueller_fig6_volume_claim() {
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let run_with = |threads: usize| {
-        rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(|| {
-            // Large enough (20k tets, 5k vertices) for the parallel paths to run.
-            let mut w = bar_world(COROTATIONAL, 1e5, [40, 10, 10]);
-            for _ in 0..5 {
-                w.step().unwrap();
-            }
-            w.bodies[0].x.clone()
-        })
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                // Large enough (20k tets, 5k vertices) for the parallel paths to run.
+                let mut w = bar_world(COROTATIONAL, 1e5, [40, 10, 10]);
+                for _ in 0..5 {
+                    w.step().unwrap();
+                }
+                w.bodies[0].x.clone()
+            })
     };
     let (a, b) = (run_with(1), run_with(2));
-    assert!(a.iter().zip(&b).all(|(p, q)| p.iter().zip(q.iter()).all(|(s, t)| s.to_bits() == t.to_bits())));
+    assert!(a.iter().zip(&b).all(|(p, q)| p
+        .iter()
+        .zip(q.iter())
+        .all(|(s, t)| s.to_bits() == t.to_bits())));
 }

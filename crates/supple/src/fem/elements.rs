@@ -171,11 +171,13 @@ fn color_elements(n_vertices: usize, tets: &[[u32; 4]]) -> (Vec<u32>, Vec<usize>
                 }
             }
         }
-        let c = (0..n_colors).find(|&c| mark[c] != e + 1).unwrap_or_else(|| {
-            mark.push(0);
-            n_colors += 1;
-            n_colors - 1
-        });
+        let c = (0..n_colors)
+            .find(|&c| mark[c] != e + 1)
+            .unwrap_or_else(|| {
+                mark.push(0);
+                n_colors += 1;
+                n_colors - 1
+            });
         color[e] = c as u32;
     }
     let mut color_ptr = vec![0usize; n_colors + 1];
@@ -233,7 +235,11 @@ mod tests {
         let m = bar();
         let es = ElementSet::new(&m);
         let a = Matrix3::new(1.1, 0.2, -0.3, 0.05, 0.9, 0.1, 0.0, -0.2, 1.3);
-        let x: Vec<_> = m.positions.iter().map(|p| a * p + Vector3::new(1.0, 2.0, 3.0)).collect();
+        let x: Vec<_> = m
+            .positions
+            .iter()
+            .map(|p| a * p + Vector3::new(1.0, 2.0, 3.0))
+            .collect();
         for e in 0..es.len() {
             assert!((es.deformation_gradient(e, &x) - a).norm() < 1e-12);
             let g = &es.grad[e];

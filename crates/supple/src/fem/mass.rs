@@ -76,7 +76,8 @@ impl Mass {
         match &self.consistent {
             None => {
                 for (i, &m) in self.lumped.iter().enumerate() {
-                    a.values[a.pattern.diag[i] as usize] += Matrix3::from_diagonal_element(scale * m);
+                    a.values[a.pattern.diag[i] as usize] +=
+                        Matrix3::from_diagonal_element(scale * m);
                 }
             }
             Some(m) => {
@@ -88,7 +89,12 @@ impl Mass {
     }
 
     /// Kinetic energy `½ vᵀ M v` (`scratch` has one entry per vertex).
-    pub fn kinetic_energy(&self, elems: &ElementSet, v: &[Vector3<f64>], scratch: &mut [Vector3<f64>]) -> f64 {
+    pub fn kinetic_energy(
+        &self,
+        elems: &ElementSet,
+        v: &[Vector3<f64>],
+        scratch: &mut [Vector3<f64>],
+    ) -> f64 {
         self.mul_vec(elems, v, scratch);
         let mut partials = vec![0.0; par::n_chunks(v.len())];
         0.5 * par::sum(v.len(), &mut partials, |i| v[i].dot(&scratch[i]))
@@ -122,7 +128,9 @@ mod tests {
         assert!((lumped.kinetic_energy(&es, &v, &mut s) - ke).abs() < 1e-9);
         assert!((cons.kinetic_energy(&es, &v, &mut s) - ke).abs() < 1e-9);
         // The consistent matrix is positive definite: a checkerboard velocity keeps positive KE.
-        let w: Vec<_> = (0..m.n_vertices()).map(|i| Vector3::x() * if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let w: Vec<_> = (0..m.n_vertices())
+            .map(|i| Vector3::x() * if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
         assert!(cons.kinetic_energy(&es, &w, &mut s) > 0.0);
     }
 }

@@ -17,7 +17,7 @@ const NEWTON_TOL: f64 = 1e-13;
 /// The proper rotation of the polar decomposition of `f` (robust to inversion).
 pub fn rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let scale = f.norm();
-    if !(scale > 0.0) || !scale.is_finite() {
+    if scale <= 0.0 || !scale.is_finite() {
         return Matrix3::identity();
     }
     let det = f.determinant();
@@ -66,7 +66,8 @@ mod tests {
     use nalgebra::Rotation3;
 
     fn is_rotation(r: &Matrix3<f64>) -> bool {
-        (r.transpose() * r - Matrix3::identity()).norm() < 1e-10 && (r.determinant() - 1.0).abs() < 1e-10
+        (r.transpose() * r - Matrix3::identity()).norm() < 1e-10
+            && (r.determinant() - 1.0).abs() < 1e-10
     }
 
     fn sym_err(m: &Matrix3<f64>) -> f64 {
@@ -88,8 +89,8 @@ mod tests {
         let cases = [
             q * Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 1.0, -0.5)), // inverted
             q * Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 0.5, 0.0)),  // flat
-            q * Matrix3::from_diagonal(&nalgebra::Vector3::new(2.0, 0.0, 0.0)),  // collapsed to a line
-            -Matrix3::identity(),                                                 // point reflection
+            q * Matrix3::from_diagonal(&nalgebra::Vector3::new(2.0, 0.0, 0.0)), // collapsed to a line
+            -Matrix3::identity(),                                               // point reflection
             Matrix3::zeros(),
         ];
         for f in cases {
@@ -106,7 +107,9 @@ mod tests {
     fn agrees_with_svd_on_random_matrices() {
         let mut seed = 12345u64;
         let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         for _ in 0..200 {

@@ -167,7 +167,9 @@ mod tests {
         for (k, v) in a.values.iter_mut().enumerate() {
             *v = Matrix3::from_fn(|r, c| (k * 9 + r * 3 + c) as f64 * 0.1 - 2.0);
         }
-        let x: Vec<_> = (0..5).map(|i| Vector3::new(i as f64, 1.0, -0.5 * i as f64)).collect();
+        let x: Vec<_> = (0..5)
+            .map(|i| Vector3::new(i as f64, 1.0, -0.5 * i as f64))
+            .collect();
         let mut y = vec![Vector3::zeros(); 5];
         a.mul_vec(&x, &mut y);
         let xd = nalgebra::DVector::from_iterator(15, x.iter().flat_map(|v| v.iter().copied()));

@@ -81,12 +81,18 @@ impl Pcg {
             } else {
                 let d = a.values[diag[i] as usize];
                 d.try_inverse().unwrap_or_else(|| {
-                    Matrix3::from_diagonal(&d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }))
+                    Matrix3::from_diagonal(
+                        &d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }),
+                    )
                 })
             };
         });
         let free_dot = |u: &[Vector3<f64>], w: &[Vector3<f64>], partials: &mut [f64]| {
-            par::sum(n, partials, |i| if fixed[i] { 0.0 } else { u[i].dot(&w[i]) })
+            par::sum(
+                n,
+                partials,
+                |i| if fixed[i] { 0.0 } else { u[i].dot(&w[i]) },
+            )
         };
         let b_norm = free_dot(b, b, partials).sqrt();
         if b_norm == 0.0 {
@@ -103,7 +109,13 @@ impl Pcg {
         }
         // r = b − A x on free rows, 0 on fixed rows.
         a.mul_vec(x, q);
-        par::for_each_mut(r, |i, ri| *ri = if fixed[i] { Vector3::zeros() } else { b[i] - q[i] });
+        par::for_each_mut(r, |i, ri| {
+            *ri = if fixed[i] {
+                Vector3::zeros()
+            } else {
+                b[i] - q[i]
+            }
+        });
         let mut r_norm = free_dot(r, r, partials).sqrt();
         let target = settings.tolerance * b_norm;
         let mut stats = PcgStats {
@@ -120,7 +132,7 @@ impl Pcg {
         while stats.iterations < settings.max_iterations {
             a.mul_vec(p, q);
             let pq = free_dot(p, q, partials);
-            if !(pq > 0.0) || !rz.is_finite() {
+            if pq.is_nan() || pq <= 0.0 || !rz.is_finite() {
                 break; // not positive definite (or breakdown): report non-convergence
             }
             let alpha = rz / pq;
@@ -166,9 +178,8 @@ mod tests {
         let mut a = BlockCsr::zeros(Arc::new(p));
         let s = Matrix3::new(2.0, 0.3, 0.0, 0.3, 1.5, 0.2, 0.0, 0.2, 1.0);
         for map in &scatter {
-            for k in 0..16 {
-                let (la, lb) = (k / 4, k % 4);
-                a.values[map[k] as usize] += if la == lb { 3.0 * s } else { -s };
+            for (k, &slot) in map.iter().enumerate() {
+                a.values[slot as usize] += if k / 4 == k % 4 { 3.0 * s } else { -s };
             }
         }
         for i in 0..6 {
@@ -182,7 +193,9 @@ mod tests {
     fn solves_an_spd_system_with_fixed_vertices() {
         let a = spd_matrix();
         let fixed = [true, false, false, false, false, true];
-        let mut x_true: Vec<_> = (0..6).map(|i| Vector3::new(1.0 + i as f64, -(i as f64), 0.5)).collect();
+        let mut x_true: Vec<_> = (0..6)
+            .map(|i| Vector3::new(1.0 + i as f64, -(i as f64), 0.5))
+            .collect();
         x_true[0] = Vector3::new(0.1, 0.2, 0.3);
         x_true[5] = Vector3::zeros();
         let mut b = vec![Vector3::zeros(); 6];
@@ -191,14 +204,37 @@ mod tests {
         let mut x = vec![Vector3::zeros(); 6];
         x[0] = x_true[0];
         let mut pcg = Pcg::new(6);
-        let stats = pcg.solve(&a, &b, &fixed, &mut x, &PcgSettings { tolerance: 1e-12, max_iterations: 100 });
+        let stats = pcg.solve(
+            &a,
+            &b,
+            &fixed,
+            &mut x,
+            &PcgSettings {
+                tolerance: 1e-12,
+                max_iterations: 100,
+            },
+        );
         assert!(stats.converged, "{stats:?}");
         assert!(stats.iterations <= 12, "{stats:?}");
         for i in 0..6 {
-            assert!((x[i] - x_true[i]).norm() < 1e-9, "{i}: {} vs {}", x[i], x_true[i]);
+            assert!(
+                (x[i] - x_true[i]).norm() < 1e-9,
+                "{i}: {} vs {}",
+                x[i],
+                x_true[i]
+            );
         }
         // A converged warm start takes no iteration.
-        let again = pcg.solve(&a, &b, &fixed, &mut x, &PcgSettings { tolerance: 1e-6, max_iterations: 100 });
+        let again = pcg.solve(
+            &a,
+            &b,
+            &fixed,
+            &mut x,
+            &PcgSettings {
+                tolerance: 1e-6,
+                max_iterations: 100,
+            },
+        );
         assert_eq!(again.iterations, 0);
     }
 
@@ -207,7 +243,16 @@ mod tests {
         let a = spd_matrix();
         let b = vec![Vector3::new(1.0, 2.0, 3.0); 6];
         let mut x = vec![Vector3::zeros(); 6];
-        let stats = Pcg::new(6).solve(&a, &b, &[false; 6], &mut x, &PcgSettings { tolerance: 1e-14, max_iterations: 2 });
+        let stats = Pcg::new(6).solve(
+            &a,
+            &b,
+            &[false; 6],
+            &mut x,
+            &PcgSettings {
+                tolerance: 1e-14,
+                max_iterations: 2,
+            },
+        );
         assert_eq!(stats.iterations, 2);
         assert!(!stats.converged);
         assert!(stats.relative_residual > 1e-14);

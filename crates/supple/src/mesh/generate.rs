@@ -25,7 +25,10 @@ pub struct BoxGrid {
 /// Every tet is positively oriented. Panics only on zero cells (callers validate counts).
 pub fn box_grid(g: &BoxGrid) -> TetMesh {
     let [nx, ny, nz] = g.cells;
-    assert!(nx > 0 && ny > 0 && nz > 0, "box_grid needs at least one cell per axis");
+    assert!(
+        nx > 0 && ny > 0 && nz > 0,
+        "box_grid needs at least one cell per axis"
+    );
     let (vx, vy) = (nx + 1, ny + 1);
     let idx = |i: usize, j: usize, k: usize| (i + vx * (j + vy * k)) as u32;
     let mut positions = Vec::with_capacity(vx * vy * (nz + 1));
@@ -44,9 +47,28 @@ pub fn box_grid(g: &BoxGrid) -> TetMesh {
         }
     }
     // Corner c[bits] with bits = dx + 2 dy + 4 dz.
-    const FIVE_A: [[usize; 4]; 5] = [[1, 2, 4, 7], [0, 1, 2, 4], [3, 1, 2, 7], [5, 1, 4, 7], [6, 2, 4, 7]];
-    const FIVE_B: [[usize; 4]; 5] = [[0, 3, 5, 6], [1, 0, 3, 5], [2, 0, 3, 6], [4, 0, 5, 6], [7, 3, 5, 6]];
-    const SIX: [[usize; 4]; 6] = [[0, 1, 3, 7], [0, 1, 5, 7], [0, 2, 3, 7], [0, 2, 6, 7], [0, 4, 5, 7], [0, 4, 6, 7]];
+    const FIVE_A: [[usize; 4]; 5] = [
+        [1, 2, 4, 7],
+        [0, 1, 2, 4],
+        [3, 1, 2, 7],
+        [5, 1, 4, 7],
+        [6, 2, 4, 7],
+    ];
+    const FIVE_B: [[usize; 4]; 5] = [
+        [0, 3, 5, 6],
+        [1, 0, 3, 5],
+        [2, 0, 3, 6],
+        [4, 0, 5, 6],
+        [7, 3, 5, 6],
+    ];
+    const SIX: [[usize; 4]; 6] = [
+        [0, 1, 3, 7],
+        [0, 1, 5, 7],
+        [0, 2, 3, 7],
+        [0, 2, 6, 7],
+        [0, 4, 5, 7],
+        [0, 4, 6, 7],
+    ];
     let per_cell = match g.split {
         TetSplit::Five => 5,
         TetSplit::Six => 6,
@@ -55,7 +77,9 @@ pub fn box_grid(g: &BoxGrid) -> TetMesh {
     for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
-                let c: [u32; 8] = std::array::from_fn(|b| idx(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1)));
+                let c: [u32; 8] = std::array::from_fn(|b| {
+                    idx(i + (b & 1), j + ((b >> 1) & 1), k + ((b >> 2) & 1))
+                });
                 let pattern: &[[usize; 4]] = match g.split {
                     TetSplit::Five if (i + j + k) % 2 == 0 => &FIVE_A,
                     TetSplit::Five => &FIVE_B,
@@ -92,7 +116,10 @@ mod tests {
             assert_eq!(m.n_vertices(), 4 * 4 * 11);
             assert_eq!(m.n_tets(), 90 * per);
             assert!((m.volume() - 0.09).abs() < 1e-12);
-            assert!(m.tets.iter().all(|t| signed_volume(&t.map(|v| m.positions[v as usize])) > 0.0));
+            assert!(m
+                .tets
+                .iter()
+                .all(|t| signed_volume(&t.map(|v| m.positions[v as usize])) > 0.0));
         }
     }
 }

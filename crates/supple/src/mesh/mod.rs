@@ -22,7 +22,9 @@ pub enum MeshError {
     NoTets,
     #[error("vertex {vertex} has a non-finite coordinate")]
     NonFiniteVertex { vertex: usize },
-    #[error("tet {tet}: vertex index {index} is out of range (the mesh has {n_vertices} vertices)")]
+    #[error(
+        "tet {tet}: vertex index {index} is out of range (the mesh has {n_vertices} vertices)"
+    )]
     IndexOutOfRange {
         tet: usize,
         index: u32,
@@ -30,7 +32,9 @@ pub enum MeshError {
     },
     #[error("tet {tet}: vertex {vertex} appears more than once")]
     RepeatedVertex { tet: usize, vertex: u32 },
-    #[error("tet {tet}: rest volume {volume:e} is zero or too small for its size (degenerate tet)")]
+    #[error(
+        "tet {tet}: rest volume {volume:e} is zero or too small for its size (degenerate tet)"
+    )]
     Degenerate { tet: usize, volume: f64 },
     #[error(
         "tet {tet}: rest volume {volume:e} is negative (inverted); Supple needs det[b-a, c-a, d-a] > 0: swap two vertices of the tet"
@@ -164,12 +168,7 @@ mod tests {
 
     fn unit_tet() -> TetMesh {
         TetMesh {
-            positions: vec![
-                Vector3::zeros(),
-                Vector3::x(),
-                Vector3::y(),
-                Vector3::z(),
-            ],
+            positions: vec![Vector3::zeros(), Vector3::x(), Vector3::y(), Vector3::z()],
             tets: vec![[0, 1, 2, 3]],
         }
     }
@@ -212,7 +211,10 @@ mod tests {
 
         let mut m = unit_tet();
         m.positions[2].y = f64::NAN;
-        assert_eq!(m.validate().unwrap_err(), MeshError::NonFiniteVertex { vertex: 2 });
+        assert_eq!(
+            m.validate().unwrap_err(),
+            MeshError::NonFiniteVertex { vertex: 2 }
+        );
     }
 
     #[test]

@@ -76,7 +76,9 @@ impl Integrator for LinearizedBackwardEuler {
         // rhs = M v + h (f + m g); the lumped masses are the row sums of M, so M g = m g.
         mass.mul_vec(elems, v, &mut self.rhs);
         let (force, lumped) = (&self.force, &mass.lumped);
-        par::for_each_mut(&mut self.rhs, |i, r| *r += h * (force[i] + lumped[i] * gravity));
+        par::for_each_mut(&mut self.rhs, |i, r| {
+            *r += h * (force[i] + lumped[i] * gravity)
+        });
         if self.warm_start {
             self.v_new.copy_from_slice(v);
         } else {
@@ -87,7 +89,9 @@ impl Integrator for LinearizedBackwardEuler {
                 *vn = Vector3::zeros();
             }
         }
-        let stats = self.pcg.solve(&self.a, &self.rhs, fixed, &mut self.v_new, &self.settings);
+        let stats = self
+            .pcg
+            .solve(&self.a, &self.rhs, fixed, &mut self.v_new, &self.settings);
         v.copy_from_slice(&self.v_new);
         let vn = &self.v_new;
         par::for_each_mut(x, |i, xi| *xi += h * vn[i]);

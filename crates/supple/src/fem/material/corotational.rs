@@ -88,7 +88,11 @@ impl ForceModel for Corotational {
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {
         elems.scatter_forces(f, |e| {
-            let p = stress(&elems.deformation_gradient(e, x), &self.rotations[e], self.lame);
+            let p = stress(
+                &elems.deformation_gradient(e, x),
+                &self.rotations[e],
+                self.lame,
+            );
             elems.stress_forces(e, &p)
         });
     }
@@ -96,7 +100,13 @@ impl ForceModel for Corotational {
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         match self.tangent {
             CorotationalTangent::Rotated => elems.scatter_blocks(k, |e| {
-                rotated_linear_blocks(&elems.grad[e], &self.rotations[e], elems.volume[e], self.lame, scale)
+                rotated_linear_blocks(
+                    &elems.grad[e],
+                    &self.rotations[e],
+                    elems.volume[e],
+                    self.lame,
+                    scale,
+                )
             }),
             CorotationalTangent::Exact => elems.scatter_blocks(k, |e| {
                 let f = elems.deformation_gradient(e, x);

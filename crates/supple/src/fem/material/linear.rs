@@ -32,11 +32,15 @@ impl ForceModel for Linear {
 
     fn add_tangent(&self, elems: &ElementSet, _x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         let id = Matrix3::identity();
-        elems.scatter_blocks(k, |e| rotated_linear_blocks(&elems.grad[e], &id, elems.volume[e], self.lame, scale));
+        elems.scatter_blocks(k, |e| {
+            rotated_linear_blocks(&elems.grad[e], &id, elems.volume[e], self.lame, scale)
+        });
     }
 
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64> {
-        Some(elems.sum(|e| elems.volume[e] * linear_energy_density(&elems.deformation_gradient(e, x), self.lame)))
+        Some(elems.sum(|e| {
+            elems.volume[e] * linear_energy_density(&elems.deformation_gradient(e, x), self.lame)
+        }))
     }
 
     fn tangent_is_constant(&self) -> bool {

@@ -42,10 +42,10 @@ impl Lame {
         if !(youngs > 0.0 && youngs.is_finite()) {
             return Err(MaterialError::Youngs(youngs));
         }
-        if !(poisson < 0.5) {
+        if poisson.is_nan() || poisson >= 0.5 {
             return Err(MaterialError::PoissonTooLarge(poisson));
         }
-        if !(poisson > -1.0) {
+        if poisson <= -1.0 {
             return Err(MaterialError::PoissonTooSmall(poisson));
         }
         Ok(Self {
@@ -93,7 +93,9 @@ pub enum ModelKind {
 pub fn build_model(kind: ModelKind, lame: Lame, elems: &ElementSet) -> Box<dyn ForceModel> {
     match kind {
         ModelKind::Linear => Box::new(Linear::new(lame)),
-        ModelKind::Corotational { tangent } => Box::new(Corotational::new(lame, tangent, elems.len())),
+        ModelKind::Corotational { tangent } => {
+            Box::new(Corotational::new(lame, tangent, elems.len()))
+        }
     }
 }
 

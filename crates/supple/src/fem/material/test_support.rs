@@ -11,7 +11,10 @@ use nalgebra::Rotation3;
 pub struct Lcg(pub u64);
 impl Lcg {
     pub fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
     pub fn vec3(&mut self) -> Vector3<f64> {
@@ -40,7 +43,12 @@ pub fn small_mesh(rng: &mut Lcg) -> TetMesh {
 
 /// A large but well-shaped deformation: rotation, stretch, translation and noise.
 pub fn deform(m: &TetMesh, rng: &mut Lcg) -> Vec<Vector3<f64>> {
-    let r = Rotation3::from_euler_angles(0.8 * rng.uniform(), 1.2 * rng.uniform(), 2.0 * rng.uniform()).into_inner();
+    let r = Rotation3::from_euler_angles(
+        0.8 * rng.uniform(),
+        1.2 * rng.uniform(),
+        2.0 * rng.uniform(),
+    )
+    .into_inner();
     let s = Matrix3::identity() + 0.2 * Matrix3::from_fn(|_, _| rng.uniform());
     m.positions
         .iter()
@@ -48,7 +56,11 @@ pub fn deform(m: &TetMesh, rng: &mut Lcg) -> Vec<Vector3<f64>> {
         .collect()
 }
 
-pub fn forces(model: &mut dyn ForceModel, es: &ElementSet, x: &[Vector3<f64>]) -> Vec<Vector3<f64>> {
+pub fn forces(
+    model: &mut dyn ForceModel,
+    es: &ElementSet,
+    x: &[Vector3<f64>],
+) -> Vec<Vector3<f64>> {
     model.update_frames(es, x);
     let mut f = vec![Vector3::zeros(); x.len()];
     model.add_forces(es, x, &mut f);
@@ -65,7 +77,11 @@ fn flat(v: &[Vector3<f64>]) -> nalgebra::DVector<f64> {
 }
 
 /// `‖f + ∇E‖ / ‖f‖` with `∇E` by central differences.
-pub fn force_vs_energy_error(model: &mut dyn ForceModel, es: &ElementSet, x: &[Vector3<f64>]) -> f64 {
+pub fn force_vs_energy_error(
+    model: &mut dyn ForceModel,
+    es: &ElementSet,
+    x: &[Vector3<f64>],
+) -> f64 {
     let f = flat(&forces(model, es, x));
     let h = 1e-6;
     let mut grad = nalgebra::DVector::zeros(3 * x.len());
@@ -83,7 +99,11 @@ pub fn force_vs_energy_error(model: &mut dyn ForceModel, es: &ElementSet, x: &[V
 }
 
 /// `‖K − K_fd‖_F / ‖K‖_F` with `K_fd = −∂f/∂x` by central differences of the forces.
-pub fn tangent_vs_force_error(model: &mut dyn ForceModel, es: &ElementSet, x: &[Vector3<f64>]) -> f64 {
+pub fn tangent_vs_force_error(
+    model: &mut dyn ForceModel,
+    es: &ElementSet,
+    x: &[Vector3<f64>],
+) -> f64 {
     model.update_frames(es, x);
     let mut k = BlockCsr::zeros(es.pattern.clone());
     model.add_tangent(es, x, 1.0, &mut k);
@@ -168,7 +188,11 @@ fn rigid_rotation_gives_zero_corotational_force_and_nonzero_linear_force() {
     let m = small_mesh(&mut rng);
     let es = ElementSet::new(&m);
     let r = Rotation3::from_euler_angles(0.3, 1.0, -0.6).into_inner();
-    let x: Vec<_> = m.positions.iter().map(|p| r * p + Vector3::new(1.0, 2.0, -3.0)).collect();
+    let x: Vec<_> = m
+        .positions
+        .iter()
+        .map(|p| r * p + Vector3::new(1.0, 2.0, -3.0))
+        .collect();
     // Force scale: what a 1% stretch would produce.
     let stretch: Vec<_> = m.positions.iter().map(|p| p * 1.01).collect();
     let mut lin = Linear::new(lame());
@@ -176,7 +200,10 @@ fn rigid_rotation_gives_zero_corotational_force_and_nonzero_linear_force() {
     let mut cor = Corotational::new(lame(), CorotationalTangent::Rotated, es.len());
     let f_cor = flat(&forces(&mut cor, &es, &x)).norm();
     let f_lin = flat(&forces(&mut lin, &es, &x)).norm();
-    assert!(f_cor <= 1e-9 * scale, "corotational {f_cor:e} vs scale {scale:e}");
+    assert!(
+        f_cor <= 1e-9 * scale,
+        "corotational {f_cor:e} vs scale {scale:e}"
+    );
     assert!(f_lin >= 10.0 * scale, "linear {f_lin:e} vs scale {scale:e}");
     assert!(energy(&mut cor, &es, &x).abs() <= 1e-12 * scale);
 }
@@ -193,10 +220,18 @@ fn patch_test_affine_deformation_gives_exact_constant_strain() {
     });
     let es = ElementSet::new(&m);
     let a = Matrix3::new(1.05, 0.02, 0.0, -0.01, 0.97, 0.03, 0.02, 0.0, 1.01);
-    let x: Vec<_> = m.positions.iter().map(|p| a * p + Vector3::new(0.5, 0.0, 0.1)).collect();
+    let x: Vec<_> = m
+        .positions
+        .iter()
+        .map(|p| a * p + Vector3::new(0.5, 0.0, 0.1))
+        .collect();
     let models: Vec<Box<dyn ForceModel>> = vec![
         Box::new(Linear::new(lame())),
-        Box::new(Corotational::new(lame(), CorotationalTangent::Rotated, es.len())),
+        Box::new(Corotational::new(
+            lame(),
+            CorotationalTangent::Rotated,
+            es.len(),
+        )),
     ];
     for mut model in models {
         let f = forces(model.as_mut(), &es, &x);
@@ -208,7 +243,12 @@ fn patch_test_affine_deformation_gives_exact_constant_strain() {
         for (i, p) in m.positions.iter().enumerate() {
             let interior = p.iter().all(|&c| c > 0.05 && c < 0.25);
             if interior {
-                assert!(f[i].norm() <= 1e-9 * force_scale, "{} vertex {i}: {}", model.name(), f[i]);
+                assert!(
+                    f[i].norm() <= 1e-9 * force_scale,
+                    "{} vertex {i}: {}",
+                    model.name(),
+                    f[i]
+                );
             }
         }
         for e in 0..es.len() {
@@ -225,7 +265,11 @@ fn internal_forces_sum_to_zero() {
     let x = deform(&m, &mut rng);
     let mut models: Vec<Box<dyn ForceModel>> = vec![
         Box::new(Linear::new(lame())),
-        Box::new(Corotational::new(lame(), CorotationalTangent::Rotated, es.len())),
+        Box::new(Corotational::new(
+            lame(),
+            CorotationalTangent::Rotated,
+            es.len(),
+        )),
     ];
     for model in &mut models {
         let f = forces(model.as_mut(), &es, &x);
