@@ -34,19 +34,23 @@ pub const EXIT_DIVERGED: i32 = 2;
 
 fn main() {
     let cli = Cli::parse();
+    let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = cli.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-        {
-            eprintln!("error: cannot set up {n} threads: {e}");
+        pool = pool.num_threads(n);
+    }
+    let pool = match pool.build() {
+        Ok(pool) => pool,
+        Err(e) => {
+            eprintln!("error: cannot start the worker threads: {e}");
             std::process::exit(1);
         }
-    }
-    let result: Result<i32> = match cli.command {
+    };
+    // Run on a pool thread: parallel loops then start from inside the pool instead of
+    // handing every loop to another thread and sleeping (which dominates small steps).
+    let result: Result<i32> = pool.install(|| match cli.command {
         Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
-    };
+    });
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -1,10 +1,13 @@
 //! Per-tet rest data (`dm_inv`, rest volume, shape-function gradients), the element colouring,
 //! and the deterministic parallel loops that scatter element forces and 4×4 blocks.
 //!
-//! Determinism: elements are greedily coloured so that no two elements of one colour share a
-//! vertex. Colours run one after another; inside a colour elements run in parallel and write
-//! to disjoint vertices and blocks. Each vertex therefore receives its contributions in a
-//! fixed order (colour by colour), whatever the number of threads.
+//! Determinism and locality: elements are cut into *patches* of [`PATCH`] consecutive
+//! elements, and patches are greedily coloured so that no two patches of one colour share a
+//! vertex (fenris-paradis colours single elements; patches keep neighbouring elements
+//! together, so the matrix is written with cache locality). Colours run one after another;
+//! inside a colour patches run in parallel, each patch in element order, writing to
+//! disjoint vertices and blocks. Every vertex and block therefore receives its contributions
+//! in one fixed order, whatever the number of threads.
 
 use crate::linalg::par::{self, SharedMut};
 use crate::linalg::{BlockCsr, BlockPattern};
@@ -23,8 +26,9 @@ pub struct ElementSet {
     pub volume: Vec<f64>,
     /// Gradients of the four linear shape functions: `F = Σ_a x_a ⊗ grad[a]`.
     pub grad: Vec<[Vector3<f64>; 4]>,
-    /// Elements grouped by colour: colour `c` is `order[color_ptr[c]..color_ptr[c + 1]]`.
-    order: Vec<u32>,
+    /// Patches grouped by colour: colour `c` is `patches[color_ptr[c]..color_ptr[c + 1]]`;
+    /// patch `p` holds elements `p·PATCH .. min((p+1)·PATCH, len)`.
+    patches: Vec<u32>,
     color_ptr: Vec<usize>,
     /// Block pattern of the body's matrices and each element's scatter map into it.
     pub pattern: Arc<BlockPattern>,
@@ -50,14 +54,14 @@ impl ElementSet {
             volume.push(dm.determinant() / 6.0);
             grad.push([-(g1 + g2 + g3), g1, g2, g3]);
         }
-        let (order, color_ptr) = color_elements(n, &mesh.tets);
+        let (patches, color_ptr) = color_patches(n, &mesh.tets);
         let (pattern, scatter) = BlockPattern::from_tets(n, &mesh.tets);
         Self {
             tets: mesh.tets.clone(),
             dm_inv,
             volume,
             grad,
-            order,
+            patches,
             color_ptr,
             pattern: Arc::new(pattern),
             scatter,
@@ -106,24 +110,20 @@ impl ElementSet {
         });
     }
 
-    /// Adds `element_blocks(e)` (a 4×4 array of 3×3 blocks, `[a][b]` coupling local vertex
-    /// `a` to `b`) into `k` through the scatter map.
+    /// Lets `element_blocks(e, sink)` add 3×3 blocks of element `e` into `k` through the
+    /// scatter map (see [`ElementBlocks`]).
     pub fn scatter_blocks<F>(&self, k: &mut BlockCsr, element_blocks: F)
     where
-        F: Fn(usize) -> [[Matrix3<f64>; 4]; 4] + Sync,
+        F: Fn(usize, &mut ElementBlocks) + Sync,
     {
-        debug_assert!(Arc::ptr_eq(&k.pattern, &self.pattern) || *k.pattern == *self.pattern);
+        assert_eq!(k.values.len(), self.pattern.n_blocks(), "matrix is not on this element pattern");
         let out = SharedMut(k.values.as_mut_ptr());
         self.for_each_colored(|e| {
-            let ke = element_blocks(e);
-            let map = &self.scatter[e];
-            for a in 0..4 {
-                for b in 0..4 {
-                    // SAFETY: slots come from the scatter map of this pattern; elements of one
-                    // colour share no vertex, hence no block.
-                    unsafe { *out.ptr().add(map[4 * a + b] as usize) += ke[a][b] };
-                }
-            }
+            let mut sink = ElementBlocks {
+                values: out.ptr(),
+                map: &self.scatter[e],
+            };
+            element_blocks(e, &mut sink);
         });
     }
 
@@ -136,49 +136,85 @@ impl ElementSet {
     /// Runs `body(e)` for every element, colour by colour, in parallel inside a colour.
     fn for_each_colored(&self, body: impl Fn(usize) + Sync) {
         let parallel = self.len() >= par::PAR_MIN;
+        let n = self.len();
+        let run_patch = |&p: &u32| {
+            let start = p as usize * PATCH;
+            (start..(start + PATCH).min(n)).for_each(&body);
+        };
         for c in 0..self.n_colors() {
-            let elems = &self.order[self.color_ptr[c]..self.color_ptr[c + 1]];
+            let patches = &self.patches[self.color_ptr[c]..self.color_ptr[c + 1]];
             if parallel {
-                elems
-                    .par_iter()
-                    .with_min_len(64)
-                    .for_each(|&e| body(e as usize));
+                patches.par_iter().for_each(run_patch);
             } else {
-                elems.iter().for_each(|&e| body(e as usize));
+                patches.iter().for_each(run_patch);
             }
         }
     }
 }
 
-/// Greedy colouring: each element, in index order, takes the smallest colour unused by the
-/// elements it shares a vertex with. Returns elements grouped by colour and colour offsets.
-fn color_elements(n_vertices: usize, tets: &[[u32; 4]]) -> (Vec<u32>, Vec<usize>) {
-    let mut vertex_elems: Vec<Vec<u32>> = vec![Vec::new(); n_vertices];
-    for (e, t) in tets.iter().enumerate() {
-        for &v in t {
-            vertex_elems[v as usize].push(e as u32);
+/// Where one element's 3×3 blocks go: block `(a, b)` couples local vertex `a` to `b`.
+pub struct ElementBlocks<'a> {
+    values: *mut Matrix3<f64>,
+    map: &'a [u32; 16],
+}
+
+impl ElementBlocks<'_> {
+    /// Adds `m` to block `(a, b)` (`a, b < 4`).
+    #[inline]
+    pub fn add(&mut self, a: usize, b: usize, m: &Matrix3<f64>) {
+        // SAFETY: `ElementBlocks` is only made by `scatter_blocks`, on the pattern the map
+        // belongs to, and elements of one colour share no vertex, hence no block.
+        unsafe { *self.values.add(self.map[4 * a + b] as usize) += m };
+    }
+
+    /// Adds `m` to block `(a, b)` and `mᵀ` to block `(b, a)` (once when `a = b`).
+    #[inline]
+    pub fn add_symmetric(&mut self, a: usize, b: usize, m: &Matrix3<f64>) {
+        self.add(a, b, m);
+        if a != b {
+            self.add(b, a, &m.transpose());
         }
     }
-    let mut color = vec![u32::MAX; tets.len()];
-    let mut mark: Vec<usize> = Vec::new(); // mark[c] == e + 1: colour c is taken for element e
-    let mut n_colors = 0usize;
+}
+
+/// Elements per patch (consecutive indices) in the coloured element loops.
+pub const PATCH: usize = 64;
+
+/// Greedy colouring of patches: each patch, in index order, takes the smallest colour unused
+/// by the earlier patches it shares a vertex with. Returns patches grouped by colour (in
+/// index order inside a colour) and the colour offsets.
+fn color_patches(n_vertices: usize, tets: &[[u32; 4]]) -> (Vec<u32>, Vec<usize>) {
+    let n_patches = tets.len().div_ceil(PATCH);
+    let mut vertex_patches: Vec<Vec<u32>> = vec![Vec::new(); n_vertices];
     for (e, t) in tets.iter().enumerate() {
         for &v in t {
-            for &o in &vertex_elems[v as usize] {
-                let c = color[o as usize];
-                if c != u32::MAX {
-                    mark[c as usize] = e + 1;
+            let list = &mut vertex_patches[v as usize];
+            let p = (e / PATCH) as u32;
+            if list.last() != Some(&p) {
+                list.push(p);
+            }
+        }
+    }
+    let mut color = vec![u32::MAX; n_patches];
+    let mut mark: Vec<usize> = Vec::new(); // mark[c] == p + 1: colour c is taken for patch p
+    let mut n_colors = 0usize;
+    for p in 0..n_patches {
+        for t in &tets[p * PATCH..((p + 1) * PATCH).min(tets.len())] {
+            for &v in t {
+                for &o in &vertex_patches[v as usize] {
+                    let c = color[o as usize];
+                    if c != u32::MAX {
+                        mark[c as usize] = p + 1;
+                    }
                 }
             }
         }
-        let c = (0..n_colors)
-            .find(|&c| mark[c] != e + 1)
-            .unwrap_or_else(|| {
-                mark.push(0);
-                n_colors += 1;
-                n_colors - 1
-            });
-        color[e] = c as u32;
+        let c = (0..n_colors).find(|&c| mark[c] != p + 1).unwrap_or_else(|| {
+            mark.push(0);
+            n_colors += 1;
+            n_colors - 1
+        });
+        color[p] = c as u32;
     }
     let mut color_ptr = vec![0usize; n_colors + 1];
     for &c in &color {
@@ -188,12 +224,12 @@ fn color_elements(n_vertices: usize, tets: &[[u32; 4]]) -> (Vec<u32>, Vec<usize>
         color_ptr[c + 1] += color_ptr[c];
     }
     let mut fill = color_ptr.clone();
-    let mut order = vec![0u32; tets.len()];
-    for (e, &c) in color.iter().enumerate() {
-        order[fill[c as usize]] = e as u32;
+    let mut patches = vec![0u32; n_patches];
+    for (p, &c) in color.iter().enumerate() {
+        patches[fill[c as usize]] = p as u32;
         fill[c as usize] += 1;
     }
-    (order, color_ptr)
+    (patches, color_ptr)
 }
 
 #[cfg(test)]
@@ -217,17 +253,23 @@ mod tests {
         let mut seen = vec![false; m.n_tets()];
         for c in 0..es.n_colors() {
             let mut used = vec![false; m.n_vertices()];
-            for &e in &es.order[es.color_ptr[c]..es.color_ptr[c + 1]] {
-                assert!(!seen[e as usize]);
-                seen[e as usize] = true;
-                for &v in &m.tets[e as usize] {
-                    assert!(!used[v as usize], "colour {c} touches vertex {v} twice");
+            for &p in &es.patches[es.color_ptr[c]..es.color_ptr[c + 1]] {
+                let mut patch_vertices: Vec<u32> = Vec::new();
+                for e in p as usize * PATCH..((p as usize + 1) * PATCH).min(m.n_tets()) {
+                    assert!(!seen[e]);
+                    seen[e] = true;
+                    patch_vertices.extend(m.tets[e]);
+                }
+                patch_vertices.sort_unstable();
+                patch_vertices.dedup();
+                for v in patch_vertices {
+                    assert!(!used[v as usize], "colour {c} touches vertex {v} from two patches");
                     used[v as usize] = true;
                 }
             }
         }
         assert!(seen.iter().all(|&s| s));
-        assert!(es.n_colors() < 40, "{}", es.n_colors());
+        assert!(es.n_colors() >= 2 && es.n_colors() < 40, "{}", es.n_colors());
     }
 
     #[test]

@@ -30,18 +30,38 @@ pub fn rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
 }
 
 /// Scaled Newton iteration for the orthogonal polar factor (`det f > 0` assumed).
+/// `X⁻ᵀ` comes from cofactors: for `X = [x₀ x₁ x₂]`, `X⁻ᵀ = [x₁×x₂, x₂×x₀, x₀×x₁] / det X`.
+/// Frobenius scaling is used while the iterate is far from orthogonal; once the change is
+/// below 1e-7, quadratic convergence makes one more iteration reach round-off.
 fn newton_polar(f: &Matrix3<f64>) -> Option<Matrix3<f64>> {
     let mut x = *f;
+    let mut scaled = true;
     for _ in 0..NEWTON_MAX_ITERS {
-        let inv = x.try_inverse()?;
-        // Frobenius-norm scaling (Higham 1986) speeds up the early iterations.
-        let gamma = (inv.norm() / x.norm()).sqrt();
-        let next = 0.5 * (gamma * x + inv.transpose() / gamma);
+        let (c0, c1, c2) = (x.column(0), x.column(1), x.column(2));
+        let cof = Matrix3::from_columns(&[c1.cross(&c2), c2.cross(&c0), c0.cross(&c1)]);
+        let det = c0.dot(&cof.column(0));
+        if det <= 0.0 || !det.is_finite() {
+            return None;
+        }
+        let inv_t = cof / det;
+        let gamma = if scaled {
+            (inv_t.norm_squared() / x.norm_squared()).sqrt().sqrt()
+        } else {
+            1.0
+        };
+        let next = 0.5 * (gamma * x + inv_t / gamma);
         let change = (next - x).norm();
         x = next;
         if change <= NEWTON_TOL {
             return Some(x);
         }
+        if change < 1e-7 {
+            let (c0, c1, c2) = (x.column(0), x.column(1), x.column(2));
+            let cof = Matrix3::from_columns(&[c1.cross(&c2), c2.cross(&c0), c0.cross(&c1)]);
+            let det = c0.dot(&cof.column(0));
+            return Some(0.5 * (x + cof / det));
+        }
+        scaled = change > 1e-2;
     }
     None
 }

@@ -38,6 +38,25 @@ pub fn sum(n: usize, partials: &mut [f64], term: impl Fn(usize) -> f64 + Sync) -
     partials.iter().sum()
 }
 
+/// Below this many entries, vector kernels (a few flops per entry) run on one thread: waking
+/// other threads would cost more than the work.
+pub const VEC_PAR_MIN: usize = 32_768;
+
+/// Runs `body(c, chunk_range)` for every [`CHUNK`]-sized chunk of `0..n` and stores its result
+/// in `out[c]`; in parallel when `n ≥ par_min`. Chunks are disjoint, so a body may write the
+/// entries of its own range (through [`SharedMut`]). `out` needs [`n_chunks`]`(n)` entries.
+pub fn chunked<T: Send>(n: usize, par_min: usize, out: &mut [T], body: impl Fn(std::ops::Range<usize>) -> T + Sync + Send) {
+    let out = &mut out[..n_chunks(n)];
+    let range = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
+    if n < par_min {
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = body(range(c));
+        }
+    } else {
+        out.par_iter_mut().enumerate().for_each(|(c, o)| *o = body(range(c)));
+    }
+}
+
 /// Runs `body(i, &mut out[i])` for every element of `out`, in parallel when it is large.
 pub fn for_each_mut<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync + Send) {
     if out.len() < PAR_MIN {

@@ -2,7 +2,8 @@
 //! fixed vertices (their rows and columns are removed from the system, as in Baraff & Witkin's
 //! modified PCG), with all vectors held in a reusable workspace.
 
-use super::{par, BlockCsr};
+use super::par::{self, SharedMut};
+use super::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
 
 /// Stopping rule: `‖r‖ ≤ tolerance · ‖b‖` on the free dofs, or `max_iterations`.
@@ -31,6 +32,10 @@ pub struct PcgStats {
 }
 
 /// PCG workspace for systems with `n` block rows. Solving allocates nothing.
+///
+/// Each iteration makes three passes over the vectors: `q = A p` fused with `p·q`; the
+/// update of `x` and `r` fused with `z = P⁻¹ r`, `r·r` and `r·z`; and `p = z + β p`.
+/// Sums are taken per fixed chunk and added in chunk order (thread-count independent).
 #[derive(Debug, Clone)]
 pub struct Pcg {
     r: Vec<Vector3<f64>>,
@@ -39,6 +44,7 @@ pub struct Pcg {
     q: Vec<Vector3<f64>>,
     inv_diag: Vec<Matrix3<f64>>,
     partials: Vec<f64>,
+    partials2: Vec<(f64, f64)>,
 }
 
 impl Pcg {
@@ -51,6 +57,7 @@ impl Pcg {
             q: zero,
             inv_diag: vec![Matrix3::zeros(); n],
             partials: vec![0.0; par::n_chunks(n)],
+            partials2: vec![(0.0, 0.0); par::n_chunks(n)],
         }
     }
 
@@ -66,6 +73,7 @@ impl Pcg {
         settings: &PcgSettings,
     ) -> PcgStats {
         let n = a.n_rows();
+        let par_min = par::VEC_PAR_MIN;
         let Self {
             r,
             z,
@@ -73,28 +81,20 @@ impl Pcg {
             q,
             inv_diag,
             partials,
+            partials2,
         } = self;
-        let diag = &a.pattern.diag;
+        let pattern = &*a.pattern;
         par::for_each_mut(inv_diag, |i, m| {
             *m = if fixed[i] {
                 Matrix3::zeros()
             } else {
-                let d = a.values[diag[i] as usize];
+                let d = a.values[pattern.diag[i] as usize];
                 d.try_inverse().unwrap_or_else(|| {
-                    Matrix3::from_diagonal(
-                        &d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }),
-                    )
+                    Matrix3::from_diagonal(&d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }))
                 })
             };
         });
-        let free_dot = |u: &[Vector3<f64>], w: &[Vector3<f64>], partials: &mut [f64]| {
-            par::sum(
-                n,
-                partials,
-                |i| if fixed[i] { 0.0 } else { u[i].dot(&w[i]) },
-            )
-        };
-        let b_norm = free_dot(b, b, partials).sqrt();
+        let b_norm = par::sum(n, partials, |i| if fixed[i] { 0.0 } else { b[i].norm_squared() }).sqrt();
         if b_norm == 0.0 {
             for (xi, &f) in x.iter_mut().zip(fixed) {
                 if !f {
@@ -107,62 +107,109 @@ impl Pcg {
                 converged: true,
             };
         }
-        // r = b − A x on free rows, 0 on fixed rows.
+        // r = b − A x and z = P⁻¹ r on free rows (0 on fixed rows); p = z.
         a.mul_vec(x, q);
-        par::for_each_mut(r, |i, ri| {
-            *ri = if fixed[i] {
-                Vector3::zeros()
-            } else {
-                b[i] - q[i]
+        let (rp, zp, pp) = (SharedMut(r.as_mut_ptr()), SharedMut(z.as_mut_ptr()), SharedMut(p.as_mut_ptr()));
+        let (qr, inv) = (&*q, &*inv_diag);
+        par::chunked(n, par_min, partials2, |range| {
+            let (mut rr, mut rz) = (0.0, 0.0);
+            for i in range {
+                let ri = if fixed[i] { Vector3::zeros() } else { b[i] - qr[i] };
+                let zi = inv[i] * ri;
+                // SAFETY: chunks are disjoint and `i < n` = the length of r, z and p.
+                unsafe {
+                    *rp.ptr().add(i) = ri;
+                    *zp.ptr().add(i) = zi;
+                    *pp.ptr().add(i) = zi;
+                }
+                rr += ri.norm_squared();
+                rz += ri.dot(&zi);
             }
+            (rr, rz)
         });
-        let mut r_norm = free_dot(r, r, partials).sqrt();
+        let (rr, mut rz) = sum2(partials2, n);
         let target = settings.tolerance * b_norm;
         let mut stats = PcgStats {
             iterations: 0,
-            relative_residual: r_norm / b_norm,
-            converged: r_norm <= target,
+            relative_residual: rr.sqrt() / b_norm,
+            converged: rr.sqrt() <= target,
         };
         if stats.converged {
             return stats;
         }
-        par::for_each_mut(z, |i, zi| *zi = inv_diag[i] * r[i]);
-        p.copy_from_slice(z);
-        let mut rz = free_dot(r, z, partials);
+        let xp = SharedMut(x.as_mut_ptr());
+        let qp = SharedMut(q.as_mut_ptr());
         while stats.iterations < settings.max_iterations {
-            a.mul_vec(p, q);
-            let pq = free_dot(p, q, partials);
+            // q = A p and p·q over free rows (p is zero on fixed rows).
+            let pr = &*p;
+            par::chunked(n, par_min, partials, |range| {
+                let mut pq = 0.0;
+                for i in range {
+                    let (s, e) = (pattern.row_ptr[i] as usize, pattern.row_ptr[i + 1] as usize);
+                    let mut acc = Vector3::zeros();
+                    for k in s..e {
+                        acc += a.values[k] * pr[pattern.cols[k] as usize];
+                    }
+                    // SAFETY: disjoint chunks; `i < n`.
+                    unsafe { *qp.ptr().add(i) = acc };
+                    if !fixed[i] {
+                        pq += pr[i].dot(&acc);
+                    }
+                }
+                pq
+            });
+            let pq: f64 = partials[..par::n_chunks(n)].iter().sum();
             if pq.is_nan() || pq <= 0.0 || !rz.is_finite() {
                 break; // not positive definite (or breakdown): report non-convergence
             }
             let alpha = rz / pq;
-            let (pr, qr) = (&*p, &*q);
-            par::for_each_mut(x, |i, xi| {
-                if !fixed[i] {
-                    *xi += alpha * pr[i];
+            let qr = &*q;
+            par::chunked(n, par_min, partials2, |range| {
+                let (mut rr, mut rz) = (0.0, 0.0);
+                for i in range {
+                    if fixed[i] {
+                        continue;
+                    }
+                    // SAFETY: disjoint chunks; `i < n`; p is only read here.
+                    unsafe {
+                        *xp.ptr().add(i) += alpha * pr[i];
+                        let ri = &mut *rp.ptr().add(i);
+                        *ri -= alpha * qr[i];
+                        let zi = inv[i] * *ri;
+                        *zp.ptr().add(i) = zi;
+                        rr += ri.norm_squared();
+                        rz += ri.dot(&zi);
+                    }
                 }
+                (rr, rz)
             });
-            par::for_each_mut(r, |i, ri| {
-                if !fixed[i] {
-                    *ri -= alpha * qr[i];
-                }
-            });
+            let (rr, rz_new) = sum2(partials2, n);
             stats.iterations += 1;
-            r_norm = free_dot(r, r, partials).sqrt();
-            stats.relative_residual = r_norm / b_norm;
-            if r_norm <= target {
+            stats.relative_residual = rr.sqrt() / b_norm;
+            if rr.sqrt() <= target {
                 stats.converged = true;
                 break;
             }
-            par::for_each_mut(z, |i, zi| *zi = inv_diag[i] * r[i]);
-            let rz_new = free_dot(r, z, partials);
             let beta = rz_new / rz;
             rz = rz_new;
             let zr = &*z;
-            par::for_each_mut(p, |i, pi| *pi = zr[i] + beta * *pi);
+            par::chunked(n, par_min, partials, |range| {
+                for i in range {
+                    // SAFETY: disjoint chunks; `i < n`.
+                    unsafe {
+                        let pi = &mut *pp.ptr().add(i);
+                        *pi = zr[i] + beta * *pi;
+                    }
+                }
+                0.0
+            });
         }
         stats
     }
+}
+
+fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
+    partials[..par::n_chunks(n)].iter().fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))
 }
 
 #[cfg(test)]

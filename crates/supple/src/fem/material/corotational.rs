@@ -10,7 +10,7 @@
 //! - `Exact`: the full derivative including `dR` (McAdams et al. 2011 form), possibly
 //!   indefinite under compression.
 
-use super::{linear_energy_density, linear_stress, rotated_linear_blocks, ForceModel, Lame};
+use super::{linear_energy_density, linear_stress, add_rotated_linear_blocks, ForceModel, Lame};
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::{par, BlockCsr};
@@ -99,8 +99,9 @@ impl ForceModel for Corotational {
 
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         match self.tangent {
-            CorotationalTangent::Rotated => elems.scatter_blocks(k, |e| {
-                rotated_linear_blocks(
+            CorotationalTangent::Rotated => elems.scatter_blocks(k, |e, sink| {
+                add_rotated_linear_blocks(
+                    sink,
                     &elems.grad[e],
                     &self.rotations[e],
                     elems.volume[e],
@@ -108,12 +109,12 @@ impl ForceModel for Corotational {
                     scale,
                 )
             }),
-            CorotationalTangent::Exact => elems.scatter_blocks(k, |e| {
+            CorotationalTangent::Exact => elems.scatter_blocks(k, |e, sink| {
                 let f = elems.deformation_gradient(e, x);
                 let r = &self.rotations[e];
                 let g = &elems.grad[e];
                 let s = scale * elems.volume[e];
-                let mut blocks = [[Matrix3::zeros(); 4]; 4];
+                let mut blocks = [[Matrix3::<f64>::zeros(); 4]; 4];
                 for b in 0..4 {
                     for c in 0..3 {
                         // dF for a unit move of vertex b along axis c: e_c ⊗ g_b.
@@ -124,7 +125,11 @@ impl ForceModel for Corotational {
                         }
                     }
                 }
-                blocks
+                for (a, row) in blocks.iter().enumerate() {
+                    for (b, block) in row.iter().enumerate() {
+                        sink.add(a, b, block);
+                    }
+                }
             }),
         }
     }

@@ -2,7 +2,7 @@
 //! `f = −K (x − x₀)`, computed element-wise as `f_a = −V σ(F) g_a` with `σ` the linear stress
 //! of the displacement gradient `F − I`. Not rotation invariant: rotated bodies grow.
 
-use super::{linear_energy_density, linear_stress, rotated_linear_blocks, ForceModel, Lame};
+use super::{linear_energy_density, linear_stress, add_rotated_linear_blocks, ForceModel, Lame};
 use crate::fem::ElementSet;
 use crate::linalg::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
@@ -32,8 +32,8 @@ impl ForceModel for Linear {
 
     fn add_tangent(&self, elems: &ElementSet, _x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         let id = Matrix3::identity();
-        elems.scatter_blocks(k, |e| {
-            rotated_linear_blocks(&elems.grad[e], &id, elems.volume[e], self.lame, scale)
+        elems.scatter_blocks(k, |e, sink| {
+            add_rotated_linear_blocks(sink, &elems.grad[e], &id, elems.volume[e], self.lame, scale)
         });
     }
 

@@ -9,6 +9,7 @@ mod linear;
 pub use corotational::{Corotational, CorotationalTangent};
 pub use linear::Linear;
 
+use super::elements::ElementBlocks;
 use super::ElementSet;
 use crate::linalg::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
@@ -114,25 +115,32 @@ pub(crate) fn linear_energy_density(g: &Matrix3<f64>, lame: Lame) -> f64 {
     lame.mu * eps.norm_squared() + 0.5 * lame.lambda * eps.trace().powi(2)
 }
 
-/// Stiffness blocks of the linear element with shape gradients rotated by `R` (identity for
-/// the linear model): `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`, `h = R g`.
-/// This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12 matrix.
+/// Adds the stiffness blocks of the linear element with shape gradients rotated by `R`
+/// (identity for the linear model), `scale ·` `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`
+/// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
+/// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed.
 #[inline]
-pub(crate) fn rotated_linear_blocks(
+pub(crate) fn add_rotated_linear_blocks(
+    sink: &mut ElementBlocks,
     grad: &[Vector3<f64>; 4],
     r: &Matrix3<f64>,
     volume: f64,
     lame: Lame,
     scale: f64,
-) -> [[Matrix3<f64>; 4]; 4] {
+) {
     let h = grad.map(|g| r * g);
     let s = scale * volume;
-    std::array::from_fn(|a| {
-        std::array::from_fn(|b| {
-            let iso = Matrix3::from_diagonal_element(lame.mu * grad[a].dot(&grad[b]));
-            s * (iso + lame.mu * h[b] * h[a].transpose() + lame.lambda * h[a] * h[b].transpose())
-        })
-    })
+    let (smu, slambda) = (s * lame.mu, s * lame.lambda);
+    for a in 0..4 {
+        for b in a..4 {
+            let mut k = (smu * h[b]) * h[a].transpose() + (slambda * h[a]) * h[b].transpose();
+            let iso = smu * grad[a].dot(&grad[b]);
+            k[(0, 0)] += iso;
+            k[(1, 1)] += iso;
+            k[(2, 2)] += iso;
+            sink.add_symmetric(a, b, &k);
+        }
+    }
 }
 
 #[cfg(test)]
