@@ -116,7 +116,11 @@ impl ElementSet {
     where
         F: Fn(usize, &mut ElementBlocks) + Sync,
     {
-        assert_eq!(k.values.len(), self.pattern.n_blocks(), "matrix is not on this element pattern");
+        assert_eq!(
+            k.values.len(),
+            self.pattern.n_blocks(),
+            "matrix is not on this element pattern"
+        );
         let out = SharedMut(k.values.as_mut_ptr());
         self.for_each_colored(|e| {
             let mut sink = ElementBlocks {
@@ -209,11 +213,13 @@ fn color_patches(n_vertices: usize, tets: &[[u32; 4]]) -> (Vec<u32>, Vec<usize>)
                 }
             }
         }
-        let c = (0..n_colors).find(|&c| mark[c] != p + 1).unwrap_or_else(|| {
-            mark.push(0);
-            n_colors += 1;
-            n_colors - 1
-        });
+        let c = (0..n_colors)
+            .find(|&c| mark[c] != p + 1)
+            .unwrap_or_else(|| {
+                mark.push(0);
+                n_colors += 1;
+                n_colors - 1
+            });
         color[p] = c as u32;
     }
     let mut color_ptr = vec![0usize; n_colors + 1];
@@ -263,13 +269,20 @@ mod tests {
                 patch_vertices.sort_unstable();
                 patch_vertices.dedup();
                 for v in patch_vertices {
-                    assert!(!used[v as usize], "colour {c} touches vertex {v} from two patches");
+                    assert!(
+                        !used[v as usize],
+                        "colour {c} touches vertex {v} from two patches"
+                    );
                     used[v as usize] = true;
                 }
             }
         }
         assert!(seen.iter().all(|&s| s));
-        assert!(es.n_colors() >= 2 && es.n_colors() < 40, "{}", es.n_colors());
+        assert!(
+            es.n_colors() >= 2 && es.n_colors() < 40,
+            "{}",
+            es.n_colors()
+        );
     }
 
     #[test]

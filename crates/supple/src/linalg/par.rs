@@ -45,7 +45,12 @@ pub const VEC_PAR_MIN: usize = 32_768;
 /// Runs `body(c, chunk_range)` for every [`CHUNK`]-sized chunk of `0..n` and stores its result
 /// in `out[c]`; in parallel when `n ≥ par_min`. Chunks are disjoint, so a body may write the
 /// entries of its own range (through [`SharedMut`]). `out` needs [`n_chunks`]`(n)` entries.
-pub fn chunked<T: Send>(n: usize, par_min: usize, out: &mut [T], body: impl Fn(std::ops::Range<usize>) -> T + Sync + Send) {
+pub fn chunked<T: Send>(
+    n: usize,
+    par_min: usize,
+    out: &mut [T],
+    body: impl Fn(std::ops::Range<usize>) -> T + Sync + Send,
+) {
     let out = &mut out[..n_chunks(n)];
     let range = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
     if n < par_min {
@@ -53,7 +58,9 @@ pub fn chunked<T: Send>(n: usize, par_min: usize, out: &mut [T], body: impl Fn(s
             *o = body(range(c));
         }
     } else {
-        out.par_iter_mut().enumerate().for_each(|(c, o)| *o = body(range(c)));
+        out.par_iter_mut()
+            .enumerate()
+            .for_each(|(c, o)| *o = body(range(c)));
     }
 }
 

@@ -90,11 +90,20 @@ impl Pcg {
             } else {
                 let d = a.values[pattern.diag[i] as usize];
                 d.try_inverse().unwrap_or_else(|| {
-                    Matrix3::from_diagonal(&d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }))
+                    Matrix3::from_diagonal(
+                        &d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }),
+                    )
                 })
             };
         });
-        let b_norm = par::sum(n, partials, |i| if fixed[i] { 0.0 } else { b[i].norm_squared() }).sqrt();
+        let b_norm = par::sum(n, partials, |i| {
+            if fixed[i] {
+                0.0
+            } else {
+                b[i].norm_squared()
+            }
+        })
+        .sqrt();
         if b_norm == 0.0 {
             for (xi, &f) in x.iter_mut().zip(fixed) {
                 if !f {
@@ -109,12 +118,20 @@ impl Pcg {
         }
         // r = b − A x and z = P⁻¹ r on free rows (0 on fixed rows); p = z.
         a.mul_vec(x, q);
-        let (rp, zp, pp) = (SharedMut(r.as_mut_ptr()), SharedMut(z.as_mut_ptr()), SharedMut(p.as_mut_ptr()));
+        let (rp, zp, pp) = (
+            SharedMut(r.as_mut_ptr()),
+            SharedMut(z.as_mut_ptr()),
+            SharedMut(p.as_mut_ptr()),
+        );
         let (qr, inv) = (&*q, &*inv_diag);
         par::chunked(n, par_min, partials2, |range| {
             let (mut rr, mut rz) = (0.0, 0.0);
             for i in range {
-                let ri = if fixed[i] { Vector3::zeros() } else { b[i] - qr[i] };
+                let ri = if fixed[i] {
+                    Vector3::zeros()
+                } else {
+                    b[i] - qr[i]
+                };
                 let zi = inv[i] * ri;
                 // SAFETY: chunks are disjoint and `i < n` = the length of r, z and p.
                 unsafe {
@@ -209,7 +226,9 @@ impl Pcg {
 }
 
 fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
-    partials[..par::n_chunks(n)].iter().fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))
+    partials[..par::n_chunks(n)]
+        .iter()
+        .fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! - `Exact`: the full derivative including `dR` (McAdams et al. 2011 form), possibly
 //!   indefinite under compression.
 
-use super::{linear_energy_density, linear_stress, add_rotated_linear_blocks, ForceModel, Lame};
+use super::{add_rotated_linear_blocks, linear_energy_density, linear_stress, ForceModel, Lame};
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::{par, BlockCsr};

@@ -2,7 +2,7 @@
 //! `f = −K (x − x₀)`, computed element-wise as `f_a = −V σ(F) g_a` with `σ` the linear stress
 //! of the displacement gradient `F − I`. Not rotation invariant: rotated bodies grow.
 
-use super::{linear_energy_density, linear_stress, add_rotated_linear_blocks, ForceModel, Lame};
+use super::{add_rotated_linear_blocks, linear_energy_density, linear_stress, ForceModel, Lame};
 use crate::fem::ElementSet;
 use crate::linalg::BlockCsr;
 use nalgebra::{Matrix3, Vector3};

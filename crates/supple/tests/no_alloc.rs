@@ -1,0 +1,119 @@
+//! A time step allocates nothing: every workspace is sized when the world is built.
+//! Counted with a global allocator that tallies allocations in this test binary.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::fem::MassKind;
+use supple::linalg::PcgSettings;
+use supple::mesh::{box_grid, BoxGrid, TetSplit};
+use supple::nalgebra::Vector3;
+use supple::time::IntegratorKind;
+use supple::world::World;
+
+struct Counting;
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn world(cells: [usize; 3], model: ModelKind, mass: MassKind) -> World {
+    let mesh = box_grid(&BoxGrid {
+        cells,
+        cell_size: Vector3::repeat(1.0 / cells[0] as f64),
+        origin: Vector3::zeros(),
+        split: TetSplit::Five,
+    });
+    let fixed = (0..mesh.n_vertices() as u32)
+        .filter(|&i| mesh.positions[i as usize].x < 1e-9)
+        .collect();
+    let body = Body::new(BodyDesc {
+        name: "bar".into(),
+        mesh,
+        model,
+        youngs: 1e5,
+        poisson: 0.33,
+        density: 1000.0,
+        mass,
+        damping: Rayleigh {
+            alpha: 0.1,
+            beta: 0.01,
+        },
+        fixed,
+        velocity: Vector3::zeros(),
+    })
+    .unwrap();
+    let pcg = PcgSettings {
+        tolerance: 1e-6,
+        max_iterations: 500,
+    };
+    World::new(
+        vec![body],
+        Vector3::new(0.0, -9.81, 0.0),
+        0.01,
+        IntegratorKind::BackwardEulerLinearized {
+            pcg,
+            warm_start: true,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn world_step_does_not_allocate() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let cases = [
+            (
+                [10, 3, 3],
+                ModelKind::Corotational {
+                    tangent: CorotationalTangent::Rotated,
+                },
+                MassKind::Lumped,
+            ),
+            ([10, 3, 3], ModelKind::Linear, MassKind::Consistent),
+            (
+                [10, 3, 3],
+                ModelKind::Corotational {
+                    tangent: CorotationalTangent::Exact,
+                },
+                MassKind::Lumped,
+            ),
+            // Large enough for the parallel element and vector paths.
+            (
+                [80, 20, 20],
+                ModelKind::Corotational {
+                    tangent: CorotationalTangent::Rotated,
+                },
+                MassKind::Lumped,
+            ),
+        ];
+        for (cells, model, mass) in cases {
+            let mut w = world(cells, model, mass);
+            w.step().unwrap(); // the first step may warm up the thread pool
+            let before = ALLOCATIONS.load(Ordering::SeqCst);
+            for _ in 0..3 {
+                w.step().unwrap();
+            }
+            let n = ALLOCATIONS.load(Ordering::SeqCst) - before;
+            assert_eq!(
+                n, 0,
+                "{cells:?} {model:?} {mass:?}: {n} allocations in 3 steps"
+            );
+        }
+    });
+}
