@@ -261,10 +261,11 @@ mod tests {
             let mut used = vec![false; m.n_vertices()];
             for &p in &es.patches[es.color_ptr[c]..es.color_ptr[c + 1]] {
                 let mut patch_vertices: Vec<u32> = Vec::new();
-                for e in p as usize * PATCH..((p as usize + 1) * PATCH).min(m.n_tets()) {
-                    assert!(!seen[e]);
-                    seen[e] = true;
-                    patch_vertices.extend(m.tets[e]);
+                let range = p as usize * PATCH..((p as usize + 1) * PATCH).min(m.n_tets());
+                for (s, t) in seen[range.clone()].iter_mut().zip(&m.tets[range]) {
+                    assert!(!*s);
+                    *s = true;
+                    patch_vertices.extend(t);
                 }
                 patch_vertices.sort_unstable();
                 patch_vertices.dedup();
