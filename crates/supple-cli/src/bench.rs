@@ -8,8 +8,9 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::linalg::BlockCsr;
+use supple::linalg::{BlockCsr, Preconditioner};
 use supple::nalgebra::Vector3;
+use supple::time::WarmStart;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -24,9 +25,25 @@ pub struct BenchArgs {
     /// Override every body's material model (same parameters).
     #[arg(long)]
     pub model: Option<BenchModel>,
-    /// Override the solver's warm start.
+    /// Override the solver's preconditioner.
     #[arg(long)]
-    pub warm_start: Option<bool>,
+    pub preconditioner: Option<BenchPreconditioner>,
+    /// Override the solver's first guess.
+    #[arg(long)]
+    pub warm_start: Option<BenchWarmStart>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BenchPreconditioner {
+    BlockJacobi,
+    BlockSsor,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BenchWarmStart {
+    Zero,
+    Velocity,
+    Extrapolate,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -100,10 +117,22 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             };
         }
     }
+    if let Some(pc) = args.preconditioner {
+        let supple::time::IntegratorKind::BackwardEulerLinearized { pcg, .. } =
+            &mut scene.integrator;
+        pcg.preconditioner = match pc {
+            BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
+            BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
+        };
+    }
     if let Some(ws) = args.warm_start {
         let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } =
             &mut scene.integrator;
-        *warm_start = ws;
+        *warm_start = match ws {
+            BenchWarmStart::Zero => WarmStart::Zero,
+            BenchWarmStart::Velocity => WarmStart::Velocity,
+            BenchWarmStart::Extrapolate => WarmStart::Extrapolate,
+        };
     }
     let t = Instant::now();
     let mut world = scene.build_world()?;

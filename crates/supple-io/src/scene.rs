@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
-use supple::linalg::PcgSettings;
+use supple::linalg::{PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
-use supple::time::IntegratorKind;
+use supple::time::{IntegratorKind, WarmStart};
 use supple::world::World;
 use thiserror::Error;
 
@@ -82,7 +82,8 @@ struct SolverSection {
     kind: SolverName,
     tolerance: f64,
     max_iterations: usize,
-    warm_start: bool,
+    warm_start: WarmStartName,
+    preconditioner: PreconditionerName,
 }
 
 impl Default for SolverSection {
@@ -91,9 +92,25 @@ impl Default for SolverSection {
             kind: SolverName::Pcg,
             tolerance: 1e-6,
             max_iterations: 1000,
-            warm_start: true,
+            warm_start: WarmStartName::Extrapolate,
+            preconditioner: PreconditionerName::BlockJacobi,
         }
     }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum PreconditionerName {
+    BlockJacobi,
+    BlockSsor,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum WarmStartName {
+    Zero,
+    Velocity,
+    Extrapolate,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -382,8 +399,16 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         pcg: PcgSettings {
             tolerance: file.solver.tolerance,
             max_iterations: file.solver.max_iterations,
+            preconditioner: match file.solver.preconditioner {
+                PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
+                PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
+            },
         },
-        warm_start: file.solver.warm_start,
+        warm_start: match file.solver.warm_start {
+            WarmStartName::Zero => WarmStart::Zero,
+            WarmStartName::Velocity => WarmStart::Velocity,
+            WarmStartName::Extrapolate => WarmStart::Extrapolate,
+        },
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());

@@ -7,7 +7,7 @@ use supple::fem::MassKind;
 use supple::linalg::PcgSettings;
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::IntegratorKind;
+use supple::time::{IntegratorKind, WarmStart};
 use supple::world::World;
 
 fn bar_world(model: ModelKind, youngs: f64, cells: [usize; 3]) -> World {
@@ -41,8 +41,9 @@ fn bar_world(model: ModelKind, youngs: f64, cells: [usize; 3]) -> World {
             pcg: PcgSettings {
                 tolerance: 1e-8,
                 max_iterations: 1000,
+                ..Default::default()
             },
-            warm_start: true,
+            warm_start: WarmStart::default(),
         },
     )
     .unwrap()

@@ -6,7 +6,7 @@ use supple::fem::MassKind;
 use supple::linalg::PcgSettings;
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::IntegratorKind;
+use supple::time::{IntegratorKind, WarmStart};
 use supple::world::World;
 
 fn small_world(model: ModelKind, dt: f64, clamp: bool, gravity: Vector3<f64>) -> World {
@@ -17,7 +17,9 @@ fn small_world(model: ModelKind, dt: f64, clamp: bool, gravity: Vector3<f64>) ->
         split: TetSplit::Six,
     });
     let fixed = if clamp {
-        (0..mesh.n_vertices() as u32).filter(|&i| mesh.positions[i as usize].x < 1e-9).collect()
+        (0..mesh.n_vertices() as u32)
+            .filter(|&i| mesh.positions[i as usize].x < 1e-9)
+            .collect()
     } else {
         Vec::new()
     };
@@ -34,8 +36,21 @@ fn small_world(model: ModelKind, dt: f64, clamp: bool, gravity: Vector3<f64>) ->
         velocity: Vector3::zeros(),
     })
     .unwrap();
-    let pcg = PcgSettings { tolerance: 1e-13, max_iterations: 10_000 };
-    World::new(vec![body], gravity, dt, IntegratorKind::BackwardEulerLinearized { pcg, warm_start: true }).unwrap()
+    let pcg = PcgSettings {
+        tolerance: 1e-13,
+        max_iterations: 10_000,
+        ..Default::default()
+    };
+    World::new(
+        vec![body],
+        gravity,
+        dt,
+        IntegratorKind::BackwardEulerLinearized {
+            pcg,
+            warm_start: WarmStart::default(),
+        },
+    )
+    .unwrap()
 }
 
 fn positions_at(model: ModelKind, t_end: f64, dt: f64) -> Vec<Vector3<f64>> {
@@ -48,12 +63,21 @@ fn positions_at(model: ModelKind, t_end: f64, dt: f64) -> Vec<Vector3<f64>> {
 }
 
 fn error(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
-    a.iter().zip(b).map(|(p, q)| (p - q).norm_squared()).sum::<f64>().sqrt()
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (p - q).norm_squared())
+        .sum::<f64>()
+        .sqrt()
 }
 
 #[test]
 fn converges_with_order_one() {
-    for model in [ModelKind::Linear, ModelKind::Corotational { tangent: CorotationalTangent::Rotated }] {
+    for model in [
+        ModelKind::Linear,
+        ModelKind::Corotational {
+            tangent: CorotationalTangent::Rotated,
+        },
+    ] {
         let t_end = 0.08;
         let reference = positions_at(model, t_end, 0.01 / 256.0);
         let errors: Vec<f64> = [0.01, 0.005, 0.0025, 0.00125]
@@ -63,17 +87,29 @@ fn converges_with_order_one() {
         let orders: Vec<f64> = errors.windows(2).map(|e| (e[0] / e[1]).log2()).collect();
         println!("{model:?}: errors {errors:?}, orders {orders:?}");
         let last = orders[orders.len() - 1];
-        assert!((last - 1.0).abs() <= 0.3, "{model:?}: measured order {last} ({orders:?})");
+        assert!(
+            (last - 1.0).abs() <= 0.3,
+            "{model:?}: measured order {last} ({orders:?})"
+        );
     }
 }
 
 #[test]
 fn free_body_keeps_its_linear_momentum() {
-    let mut w = small_world(ModelKind::Corotational { tangent: CorotationalTangent::Rotated }, 0.01, false, Vector3::zeros());
+    let mut w = small_world(
+        ModelKind::Corotational {
+            tangent: CorotationalTangent::Rotated,
+        },
+        0.01,
+        false,
+        Vector3::zeros(),
+    );
     // A spinning, translating, stretching initial velocity field.
     let b = &mut w.bodies[0];
     for (v, x) in b.v.iter_mut().zip(&b.mesh.positions) {
-        *v = Vector3::new(0.5, -0.2, 0.1) + Vector3::new(0.0, 0.0, 3.0).cross(&(x - Vector3::new(0.2, 0.05, 0.05))) + 0.4 * Vector3::new(x.x, 0.0, 0.0);
+        *v = Vector3::new(0.5, -0.2, 0.1)
+            + Vector3::new(0.0, 0.0, 3.0).cross(&(x - Vector3::new(0.2, 0.05, 0.05)))
+            + 0.4 * Vector3::new(x.x, 0.0, 0.0);
     }
     let p0 = w.bodies[0].momentum();
     for _ in 0..100 {

@@ -9,7 +9,7 @@ use supple::fem::MassKind;
 use supple::linalg::PcgSettings;
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::IntegratorKind;
+use supple::time::{IntegratorKind, WarmStart};
 use supple::world::World;
 
 struct Counting;
@@ -57,6 +57,7 @@ fn world(cells: [usize; 3], model: ModelKind, mass: MassKind) -> World {
     let pcg = PcgSettings {
         tolerance: 1e-6,
         max_iterations: 500,
+        ..Default::default()
     };
     World::new(
         vec![body],
@@ -64,7 +65,7 @@ fn world(cells: [usize; 3], model: ModelKind, mass: MassKind) -> World {
         0.01,
         IntegratorKind::BackwardEulerLinearized {
             pcg,
-            warm_start: true,
+            warm_start: WarmStart::default(),
         },
     )
     .unwrap()

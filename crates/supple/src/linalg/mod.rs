@@ -6,4 +6,4 @@ pub mod par;
 mod pcg;
 
 pub use block_csr::{BlockCsr, BlockPattern};
-pub use pcg::{Pcg, PcgSettings, PcgStats};
+pub use pcg::{Pcg, PcgSettings, PcgStats, Preconditioner};

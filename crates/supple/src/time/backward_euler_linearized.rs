@@ -6,7 +6,7 @@
 //! `((1 + hα) M + (hβ + h²) K) v⁺ = M v + h (f(x) + M g)`, then `x⁺ = x + h v⁺`.
 //! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG).
 
-use super::{Integrator, StepStats};
+use super::{Integrator, StepStats, WarmStart};
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, Pcg, PcgSettings};
 use nalgebra::Vector3;
@@ -15,19 +15,21 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {
     pub settings: PcgSettings,
-    /// Start PCG from the current velocity instead of zero.
-    pub warm_start: bool,
+    /// First guess of the velocity solve.
+    pub warm_start: WarmStart,
     pcg: Pcg,
     a: BlockCsr,
     rhs: Vec<Vector3<f64>>,
     force: Vec<Vector3<f64>>,
     v_new: Vec<Vector3<f64>>,
+    /// Velocity before the last step (for [`WarmStart::Extrapolate`]).
+    v_prev: Vec<Vector3<f64>>,
     /// `dt` of the matrix kept from the last step, for models with a constant tangent.
     assembled_for: Option<f64>,
 }
 
 impl LinearizedBackwardEuler {
-    pub fn new(body: &Body, settings: PcgSettings, warm_start: bool) -> Self {
+    pub fn new(body: &Body, settings: PcgSettings, warm_start: WarmStart) -> Self {
         let n = body.n_vertices();
         Self {
             settings,
@@ -37,6 +39,7 @@ impl LinearizedBackwardEuler {
             rhs: vec![Vector3::zeros(); n],
             force: vec![Vector3::zeros(); n],
             v_new: vec![Vector3::zeros(); n],
+            v_prev: body.v.clone(),
             assembled_for: None,
         }
     }
@@ -79,10 +82,14 @@ impl Integrator for LinearizedBackwardEuler {
         par::for_each_mut(&mut self.rhs, |i, r| {
             *r += h * (force[i] + lumped[i] * gravity)
         });
-        if self.warm_start {
-            self.v_new.copy_from_slice(v);
-        } else {
-            self.v_new.fill(Vector3::zeros());
+        match self.warm_start {
+            WarmStart::Zero => self.v_new.fill(Vector3::zeros()),
+            WarmStart::Velocity => self.v_new.copy_from_slice(v),
+            WarmStart::Extrapolate => {
+                let prev = &self.v_prev;
+                let cur = &*v;
+                par::for_each_mut(&mut self.v_new, |i, g| *g = 2.0 * cur[i] - prev[i]);
+            }
         }
         for (vn, &f) in self.v_new.iter_mut().zip(fixed.iter()) {
             if f {
@@ -92,6 +99,7 @@ impl Integrator for LinearizedBackwardEuler {
         let stats = self
             .pcg
             .solve(&self.a, &self.rhs, fixed, &mut self.v_new, &self.settings);
+        self.v_prev.copy_from_slice(v);
         v.copy_from_slice(&self.v_new);
         let vn = &self.v_new;
         par::for_each_mut(x, |i, xi| *xi += h * vn[i]);

@@ -27,10 +27,25 @@ pub trait Integrator: Send + std::fmt::Debug {
     fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats;
 }
 
+/// The first guess of an implicit step's linear solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WarmStart {
+    /// Start from zero.
+    Zero,
+    /// Start from the current velocity.
+    Velocity,
+    /// Start from the linear extrapolation `2 vₙ − vₙ₋₁` of the last two velocities.
+    #[default]
+    Extrapolate,
+}
+
 /// Which integrator a world uses, with its settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum IntegratorKind {
-    BackwardEulerLinearized { pcg: PcgSettings, warm_start: bool },
+    BackwardEulerLinearized {
+        pcg: PcgSettings,
+        warm_start: WarmStart,
+    },
 }
 
 impl IntegratorKind {
