@@ -30,7 +30,9 @@ fn bar(s: &Setup) -> World {
         split: TetSplit::Five,
     });
     let fixed = if s.clamp {
-        (0..mesh.n_vertices() as u32).filter(|&i| mesh.positions[i as usize].x < 1e-12).collect()
+        (0..mesh.n_vertices() as u32)
+            .filter(|&i| mesh.positions[i as usize].x < 1e-12)
+            .collect()
     } else {
         Vec::new()
     };
@@ -42,17 +44,27 @@ fn bar(s: &Setup) -> World {
         poisson: 0.33,
         density: 1000.0,
         mass: MassKind::Lumped,
-        damping: Rayleigh { alpha: s.alpha, beta: 0.0 },
+        damping: Rayleigh {
+            alpha: s.alpha,
+            beta: 0.0,
+        },
         fixed,
         velocity: Vector3::zeros(),
     })
     .unwrap();
-    let pcg = PcgSettings { tolerance: 1e-12, max_iterations: 5000, ..Default::default() };
+    let pcg = PcgSettings {
+        tolerance: 1e-12,
+        max_iterations: 5000,
+        ..Default::default()
+    };
     World::new(
         vec![body],
         Vector3::new(0.0, -s.gravity, 0.0),
         s.dt,
-        IntegratorKind::BackwardEulerLinearized { pcg, warm_start: WarmStart::Extrapolate },
+        IntegratorKind::BackwardEulerLinearized {
+            pcg,
+            warm_start: WarmStart::Extrapolate,
+        },
     )
     .unwrap()
 }
@@ -60,7 +72,13 @@ fn bar(s: &Setup) -> World {
 #[test]
 fn an_inverted_body_recovers() {
     // Push the whole far end of a free bar through itself: many tets start inverted.
-    let mut w = bar(&Setup { scale: 1.0, clamp: false, gravity: 0.0, alpha: 1.0, dt: 0.01 });
+    let mut w = bar(&Setup {
+        scale: 1.0,
+        clamp: false,
+        gravity: 0.0,
+        alpha: 1.0,
+        dt: 0.01,
+    });
     let b = &mut w.bodies[0];
     for x in &mut b.x {
         if x.x > 0.45 {
@@ -74,8 +92,16 @@ fn an_inverted_body_recovers() {
     }
     let b = &w.bodies[0];
     let ratios = b.volume_ratios();
-    assert!(ratios.iter().all(|&r| r > 0.5), "min ratio {}", b.min_volume_ratio());
-    assert!((b.volume() / b.mesh.volume() - 1.0).abs() < 0.02, "volume {}", b.volume() / b.mesh.volume());
+    assert!(
+        ratios.iter().all(|&r| r > 0.5),
+        "min ratio {}",
+        b.min_volume_ratio()
+    );
+    assert!(
+        (b.volume() / b.mesh.volume() - 1.0).abs() < 0.02,
+        "volume {}",
+        b.volume() / b.mesh.volume()
+    );
 }
 
 #[test]
@@ -84,7 +110,13 @@ fn the_same_scene_at_1_m_and_1_cm_gives_the_same_motion() {
     // motion must be the same up to the factor s (nothing in the engine may use an absolute
     // length tolerance).
     let run = |s: f64| {
-        let mut w = bar(&Setup { scale: s, clamp: true, gravity: 9.81 / s, alpha: 0.0, dt: 0.01 * s });
+        let mut w = bar(&Setup {
+            scale: s,
+            clamp: true,
+            gravity: 9.81 / s,
+            alpha: 0.0,
+            dt: 0.01 * s,
+        });
         for _ in 0..60 {
             w.step().unwrap();
         }
@@ -93,14 +125,24 @@ fn the_same_scene_at_1_m_and_1_cm_gives_the_same_motion() {
     let (a, b) = (run(1.0), run(0.01));
     let sag = a.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
     assert!(sag < -0.05, "the bar must actually move: {sag}");
-    let err = a.iter().zip(&b).map(|(p, q)| (p - q).norm()).fold(0.0, f64::max);
+    let err = a
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
     println!("scale test: max difference {err:e}, sag {sag}");
     assert!(err < 1e-8, "max difference {err:e} m (bar length 0.6 m)");
 }
 
 #[test]
 fn a_damped_bar_comes_to_rest_without_jitter() {
-    let mut w = bar(&Setup { scale: 1.0, clamp: true, gravity: 9.81, alpha: 3.0, dt: 0.01 });
+    let mut w = bar(&Setup {
+        scale: 1.0,
+        clamp: true,
+        gravity: 9.81,
+        alpha: 3.0,
+        dt: 0.01,
+    });
     let mut peak: f64 = 0.0;
     for _ in 0..1000 {
         w.step().unwrap();
@@ -108,5 +150,8 @@ fn a_damped_bar_comes_to_rest_without_jitter() {
     }
     let last = w.bodies[0].kinetic_energy();
     assert!(peak > 0.1, "{peak}");
-    assert!(last < 1e-10 * peak, "kinetic energy {last:e} after 10 s (peak {peak:e})");
+    assert!(
+        last < 1e-10 * peak,
+        "kinetic energy {last:e} after 10 s (peak {peak:e})"
+    );
 }

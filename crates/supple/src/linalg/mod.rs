@@ -4,6 +4,7 @@
 mod block_csr;
 pub mod par;
 mod pcg;
+mod ssor;
 
 pub use block_csr::{BlockCsr, BlockPattern};
 pub use pcg::{Pcg, PcgSettings, PcgStats, Preconditioner};

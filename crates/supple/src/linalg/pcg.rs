@@ -12,7 +12,8 @@ pub enum Preconditioner {
     /// Inverse 3×3 diagonal blocks (parallel, cheap).
     #[default]
     BlockJacobi,
-    /// Symmetric block Gauss–Seidel (sequential sweeps, fewer iterations).
+    /// Symmetric block Gauss–Seidel, `M = (D + L) D⁻¹ (D + Lᵀ)`, applied with Eisenstat's
+    /// trick (sequential sweeps; fewer iterations). See `linalg::ssor`.
     BlockSsor,
 }
 
@@ -57,6 +58,8 @@ pub struct Pcg {
     inv_diag: Vec<Matrix3<f64>>,
     partials: Vec<f64>,
     partials2: Vec<(f64, f64)>,
+    /// Workspace of the SSOR path, made on its first use.
+    pub(super) ssor: Option<super::ssor::SsorWorkspace>,
 }
 
 impl Pcg {
@@ -70,6 +73,7 @@ impl Pcg {
             inv_diag: vec![Matrix3::zeros(); n],
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+            ssor: None,
         }
     }
 
@@ -84,6 +88,9 @@ impl Pcg {
         x: &mut [Vector3<f64>],
         settings: &PcgSettings,
     ) -> PcgStats {
+        if settings.preconditioner == Preconditioner::BlockSsor {
+            return self.solve_ssor(a, b, fixed, x, settings);
+        }
         let n = a.n_rows();
         let par_min = par::VEC_PAR_MIN;
         let Self {
@@ -94,6 +101,7 @@ impl Pcg {
             inv_diag,
             partials,
             partials2,
+            ..
         } = self;
         let pattern = &*a.pattern;
         par::for_each_mut(inv_diag, |i, m| {
@@ -130,7 +138,6 @@ impl Pcg {
         }
         // r = b − A x and z = P⁻¹ r on free rows (0 on fixed rows); p = z.
         a.mul_vec(x, q);
-        let ssor = settings.preconditioner == Preconditioner::BlockSsor;
         {
             let (rp, zp) = (SharedMut(r.as_mut_ptr()), SharedMut(z.as_mut_ptr()));
             let (qr, inv) = (&*q, &*inv_diag);
@@ -155,10 +162,6 @@ impl Pcg {
             });
         }
         let (rr, mut rz) = sum2(partials2, n);
-        if ssor {
-            ssor_apply(a, inv_diag, fixed, r, z);
-            rz = par::sum(n, partials, |i| r[i].dot(&z[i]));
-        }
         p.copy_from_slice(z);
         let target = settings.tolerance * b_norm;
         let mut stats = PcgStats {
@@ -222,16 +225,12 @@ impl Pcg {
                     (rr, rz)
                 });
             }
-            let (rr, mut rz_new) = sum2(partials2, n);
+            let (rr, rz_new) = sum2(partials2, n);
             stats.iterations += 1;
             stats.relative_residual = rr.sqrt() / b_norm;
             if rr.sqrt() <= target {
                 stats.converged = true;
                 break;
-            }
-            if ssor {
-                ssor_apply(a, inv_diag, fixed, r, z);
-                rz_new = par::sum(n, partials, |i| r[i].dot(&z[i]));
             }
             let beta = rz_new / rz;
             rz = rz_new;
@@ -248,43 +247,6 @@ impl Pcg {
             });
         }
         stats
-    }
-}
-
-/// Symmetric block Gauss–Seidel: `z = M⁻¹ r` with `M = (D + L) D⁻¹ (D + U)`, `D` the 3×3
-/// diagonal blocks and `L`, `U` the strict block triangles of `A` restricted to free rows.
-/// Forward sweep `(D + L) y = r`, then backward sweep `(D + U) z = D y`. Sequential (each row
-/// needs the rows before it), hence deterministic.
-fn ssor_apply(
-    a: &BlockCsr,
-    inv_diag: &[Matrix3<f64>],
-    fixed: &[bool],
-    r: &[Vector3<f64>],
-    z: &mut [Vector3<f64>],
-) {
-    let p = &*a.pattern;
-    let n = a.n_rows();
-    for i in 0..n {
-        if fixed[i] {
-            z[i] = Vector3::zeros();
-            continue;
-        }
-        let mut acc = r[i];
-        for k in p.row_ptr[i] as usize..p.diag[i] as usize {
-            acc -= a.values[k] * z[p.cols[k] as usize];
-        }
-        z[i] = inv_diag[i] * acc;
-    }
-    for i in (0..n).rev() {
-        if fixed[i] {
-            continue;
-        }
-        let d = p.diag[i] as usize;
-        let mut acc = a.values[d] * z[i];
-        for k in d + 1..p.row_ptr[i + 1] as usize {
-            acc -= a.values[k] * z[p.cols[k] as usize];
-        }
-        z[i] = inv_diag[i] * acc;
     }
 }
 
