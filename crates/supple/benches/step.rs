@@ -1,0 +1,138 @@
+//! Criterion benchmarks of the hot paths: a whole implicit step of the benchmark bars, the
+//! rotation extraction, and one block SpMV. `supple bench` gives the per-phase JSON view;
+//! this is the statistical one (`cargo bench -p supple`).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use std::hint::black_box;
+use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::fem::{polar, MassKind};
+use supple::linalg::{BlockCsr, PcgSettings, Preconditioner};
+use supple::mesh::{box_grid, BoxGrid, TetSplit};
+use supple::nalgebra::{Matrix3, Rotation3, Vector3};
+use supple::time::{IntegratorKind, WarmStart};
+use supple::world::World;
+
+/// The spine issue's bar: 1 m, clamped at x = 0, E = 1e5, ν = 0.33, ρ = 1000, dt = 10 ms.
+fn bar(cells: [usize; 3], model: ModelKind, preconditioner: Preconditioner) -> World {
+    let mesh = box_grid(&BoxGrid {
+        cells,
+        cell_size: Vector3::repeat(1.0 / cells[0] as f64),
+        origin: Vector3::zeros(),
+        split: TetSplit::Five,
+    });
+    let fixed = (0..mesh.n_vertices() as u32)
+        .filter(|&i| mesh.positions[i as usize].x < 1e-12)
+        .collect();
+    let body = Body::new(BodyDesc {
+        name: "bar".into(),
+        mesh,
+        model,
+        youngs: 1e5,
+        poisson: 0.33,
+        density: 1000.0,
+        mass: MassKind::Lumped,
+        damping: Rayleigh::default(),
+        fixed,
+        velocity: Vector3::zeros(),
+    })
+    .expect("valid bar");
+    let pcg = PcgSettings {
+        tolerance: 1e-6,
+        max_iterations: 2000,
+        preconditioner,
+    };
+    let integrator = IntegratorKind::BackwardEulerLinearized {
+        pcg,
+        warm_start: WarmStart::Extrapolate,
+    };
+    let mut w = World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, integrator)
+        .expect("valid world");
+    for _ in 0..10 {
+        w.step().expect("stable");
+    }
+    w
+}
+
+fn steps(c: &mut Criterion) {
+    let corot = ModelKind::Corotational {
+        tangent: CorotationalTangent::Rotated,
+    };
+    let mut g = c.benchmark_group("step");
+    g.sample_size(20);
+    for (name, cells) in [("450", [10, 3, 3]), ("20k", [40, 10, 10])] {
+        for (label, model, pc) in [
+            ("linear", ModelKind::Linear, Preconditioner::BlockJacobi),
+            ("corotational", corot, Preconditioner::BlockJacobi),
+            ("corotational_ssor", corot, Preconditioner::BlockSsor),
+        ] {
+            let mut w = bar(cells, model, pc);
+            // The bar keeps swinging; each sample is one more step of the same run.
+            g.bench_function(BenchmarkId::new(label, name), |b| {
+                b.iter(|| w.step().expect("stable"))
+            });
+        }
+    }
+    g.finish();
+}
+
+fn rotations(c: &mut Criterion) {
+    let mut seed = 7u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let cases: Vec<(Matrix3<f64>, Matrix3<f64>)> = (0..1000)
+        .map(|_| {
+            let q =
+                Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
+            let s = Matrix3::identity() + 0.15 * Matrix3::from_fn(|_, _| rnd());
+            let near =
+                Rotation3::from_euler_angles(0.02 * rnd(), 0.02 * rnd(), 0.02 * rnd()).into_inner();
+            (q * (s + s.transpose()) * 0.5, q * near)
+        })
+        .collect();
+    let mut g = c.benchmark_group("rotation_x1000");
+    g.bench_function("higham", |b| {
+        b.iter(|| {
+            cases
+                .iter()
+                .map(|(f, _)| polar::rotation(black_box(f)))
+                .sum::<Matrix3<f64>>()
+        })
+    });
+    g.bench_function("newton_near", |b| {
+        b.iter(|| {
+            cases
+                .iter()
+                .map(|(f, r)| polar::rotation_near(black_box(f), r))
+                .sum::<Matrix3<f64>>()
+        })
+    });
+    g.bench_function("svd", |b| {
+        b.iter(|| {
+            cases
+                .iter()
+                .map(|(f, _)| polar::svd_rotation(black_box(f)))
+                .sum::<Matrix3<f64>>()
+        })
+    });
+    g.finish();
+}
+
+fn spmv(c: &mut Criterion) {
+    let w = bar([40, 10, 10], ModelKind::Linear, Preconditioner::BlockJacobi);
+    let b = &w.bodies[0];
+    let mut k = BlockCsr::zeros(b.elems.pattern.clone());
+    b.model.add_tangent(&b.elems, &b.x, 1.0, &mut k);
+    let x = vec![Vector3::new(1.0, 0.5, 0.25); b.n_vertices()];
+    let mut y = vec![Vector3::zeros(); b.n_vertices()];
+    c.bench_function("spmv_20k", |bch| {
+        bch.iter(|| k.mul_vec(black_box(&x), &mut y))
+    });
+}
+
+criterion_group!(benches, steps, rotations, spmv);
+criterion_main!(benches);
