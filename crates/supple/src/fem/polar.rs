@@ -49,7 +49,11 @@ pub fn rotation_near(f: &Matrix3<f64>, r0: &Matrix3<f64>) -> Matrix3<f64> {
         let s02 = 0.5 * (g[(0, 2)] + g[(2, 0)]);
         let s12 = 0.5 * (g[(1, 2)] + g[(2, 1)]);
         // b = 2 axial(skew G)
-        let b = [g[(2, 1)] - g[(1, 2)], g[(0, 2)] - g[(2, 0)], g[(1, 0)] - g[(0, 1)]];
+        let b = [
+            g[(2, 1)] - g[(1, 2)],
+            g[(0, 2)] - g[(2, 0)],
+            g[(1, 0)] - g[(0, 1)],
+        ];
         // m = tr(S) I − S, solved by cofactors (symmetric).
         let (m00, m11, m22) = (s11 + s22, s00 + s22, s00 + s11);
         let (m01, m02, m12) = (-s01, -s02, -s12);
@@ -201,16 +205,21 @@ mod tests {
     fn warm_started_newton_agrees_with_the_polar_rotation() {
         let mut seed = 99u64;
         let mut rnd = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
         };
         for k in 0..400 {
-            let q = Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
+            let q =
+                Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
             let s = Matrix3::identity() + 0.4 * Matrix3::from_fn(|_, _| rnd());
             let f = q * (s + s.transpose()) * 0.5;
             // Warm starts from near (one step's turn) to far (opposite) rotations.
             let spread = [0.02, 0.3, 1.5, 3.1][k % 4];
-            let r0 = q * Rotation3::from_euler_angles(spread * rnd(), spread * rnd(), spread * rnd()).into_inner();
+            let r0 =
+                q * Rotation3::from_euler_angles(spread * rnd(), spread * rnd(), spread * rnd())
+                    .into_inner();
             let (a, b) = (rotation_near(&f, &r0), rotation(&f));
             assert!(is_rotation(&a));
             assert!((a - b).norm() < 1e-12, "{k}: {}", (a - b).norm());
