@@ -1,7 +1,10 @@
 //! `supple`: run scenes, benchmark them.
 
 mod bench;
+mod pictures;
+mod plots;
 mod record;
+mod render;
 mod run;
 
 use anyhow::Result;
@@ -23,8 +26,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a scene and write frames (VTU/PVD), metrics.csv and summary.json.
+    /// Simulate a scene and write frames (VTU/PVD), metrics.csv, summary.json and pictures.
     Run(run::RunArgs),
+    /// Re-render the pictures and plots of a finished run (camera, size, colouring).
+    Render(render::RenderArgs),
     /// Time steps of a scene and print JSON (median/min per step, per-phase breakdown).
     Bench(bench::BenchArgs),
 }
@@ -49,6 +54,7 @@ fn main() {
     // handing every loop to another thread and sleeping (which dominates small steps).
     let result: Result<i32> = pool.install(|| match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
     });
     match result {

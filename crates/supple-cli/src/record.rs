@@ -57,6 +57,7 @@ impl Recorder {
                 "volume",
                 "kinetic_energy",
                 "elastic_energy",
+                "potential_energy",
                 "momentum_x",
                 "momentum_y",
                 "momentum_z",
@@ -113,6 +114,7 @@ impl Recorder {
             format!("{wall:.4}"),
         ];
         let stats = world.last_stats().to_vec();
+        let gravity = world.gravity;
         for (b, s) in world.bodies.iter_mut().zip(&stats) {
             let p = b.momentum();
             let elastic = b
@@ -122,6 +124,7 @@ impl Recorder {
                 format!("{:.9e}", b.volume()),
                 format!("{:.9e}", b.kinetic_energy()),
                 elastic,
+                format!("{:.9e}", b.potential_energy(&gravity)),
                 format!("{:.9e}", p.x),
                 format!("{:.9e}", p.y),
                 format!("{:.9e}", p.z),

@@ -1,8 +1,10 @@
 //! `supple run`: simulate a scene and write what a person can open.
 //!
 //! Output folder layout: `frames/frame_NNNNN.vtu` + `scene.pvd` (ParaView animation),
-//! `metrics.csv` (one row per output frame) and `summary.json`.
+//! `metrics.csv` (one row per output frame), `summary.json`, and the pictures: `final.png`,
+//! `images/`, `animation.gif`, `plots/` (see pictures.rs and plots.rs).
 
+use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 use crate::record::Recorder;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -52,12 +54,29 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let mut pvd: Vec<(f64, String)> = Vec::new();
     let every = scene.output.frame_every;
     let write_vtu_frames = scene.output.vtu;
+    let surfaces = (world.bodies.iter())
+        .map(|b| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
+        .collect();
+    let mut recording = Recording::new(scene.output.color, surfaces);
 
-    let write_frame =
+    let mut write_frame =
         |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
             rec.write_row(world)?;
+            let stresses: Vec<Option<Vec<f64>>> = world
+                .bodies
+                .iter_mut()
+                .map(|b| b.von_mises_stress())
+                .collect();
+            let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses))
+                .map(|(b, vm)| BodyState {
+                    x: &b.x,
+                    rest: &b.mesh.positions,
+                    von_mises: vm.as_deref(),
+                })
+                .collect();
+            recording.push(world.time, &states);
             if write_vtu_frames {
-                for body in &world.bodies {
+                for (body, vm) in world.bodies.iter().zip(&stresses) {
                     let name = if world.bodies.len() == 1 {
                         format!("frame_{:05}.vtu", pvd.len())
                     } else {
@@ -76,10 +95,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
                     let ratios = body.volume_ratios();
                     let fixed: Vec<f64> =
                         body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
+                    let mut cell_scalars = vec![("volume_ratio", ratios.as_slice())];
+                    if let Some(vm) = vm {
+                        cell_scalars.push(("von_mises", vm.as_slice()));
+                    }
                     let frame = VtuFrame {
                         point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
                         point_scalars: vec![("fixed", &fixed)],
-                        cell_scalars: vec![("volume_ratio", &ratios)],
+                        cell_scalars,
                         ..VtuFrame::new(&body.x, &body.elems.tets)
                     };
                     write_vtu(&frames_dir.join(&name), &frame)?;
@@ -129,6 +152,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         serde_json::to_string_pretty(&summary)? + "\n",
     )
     .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    let sim_seconds = started.elapsed().as_secs_f64();
+    let pictures = crate::pictures::write_all(
+        &out,
+        &recording,
+        &PictureOptions::from_output(&scene.output, recording.times.len()),
+        scene.output.plots,
+    )?;
     if let Some(d) = diverged {
         eprintln!(
             "diverged: {d}; frames up to t = {:.6} s are in {}",
@@ -138,14 +168,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
         return Ok(crate::EXIT_DIVERGED);
     }
     if !args.quiet {
-        let wall = started.elapsed().as_secs_f64();
         eprintln!(
-            "{}: {} steps ({:.3} s simulated) in {:.2} s ({:.3} ms/step median); wrote {}",
+            "{}: {} steps ({:.3} s simulated) in {:.2} s ({:.3} ms/step median); {} pictures in {:.2} s; wrote {}",
             scene.name,
             world.steps,
             world.time,
-            wall,
+            sim_seconds,
             summary.wall_ms_per_step_median,
+            pictures.images,
+            pictures.seconds,
             out.display()
         );
     }

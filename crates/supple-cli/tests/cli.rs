@@ -145,3 +145,113 @@ fn bench_prints_json_with_a_phase_breakdown() {
     assert!(r["solver_iterations"]["mean"].as_f64().unwrap() > 0.0);
     assert_eq!(r["bodies"][0]["tets"], 450);
 }
+
+fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    (info.width, info.height, buf)
+}
+
+fn gif_frames(path: &Path) -> usize {
+    let mut opts = gif::DecodeOptions::new();
+    opts.set_color_output(gif::ColorOutput::RGBA);
+    let mut dec = opts.read_info(std::fs::File::open(path).unwrap()).unwrap();
+    let mut n = 0;
+    while dec.read_next_frame().unwrap().is_some() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn run_leaves_pictures_and_render_redoes_them() {
+    let out = temp_dir("pictures");
+    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml"))
+        .unwrap()
+        .replace(
+            "vtu = true",
+            "vtu = true\npng_every = 5\ngif_fps = 50\nimage_size = [160, 120]\ngif_size = [96, 72]",
+        );
+    let scene_path = out.join("bar.toml");
+    std::fs::write(&scene_path, scene).unwrap();
+    let run = out.join("run");
+    let status = supple()
+        .args(["run", "--quiet", "--duration", "0.2", "--out"])
+        .arg(&run)
+        .arg(&scene_path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (w, h, final_rgb) = decode_png(&run.join("final.png"));
+    assert_eq!((w, h), (160, 120));
+    assert!(final_rgb.chunks(3).any(|p| p != &final_rgb[..3]), "uniform");
+    // 11 output frames (t = 0, 0.02, ..., 0.2): PNGs of frames 0, 5, 10.
+    let mut images: Vec<_> = std::fs::read_dir(run.join("images"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    images.sort();
+    assert_eq!(
+        images,
+        ["frame_00000.png", "frame_00005.png", "frame_00010.png"]
+    );
+    // At 50 fps of simulated time, one GIF frame per output frame (0.02 s apart).
+    assert_eq!(gif_frames(&run.join("animation.gif")), 11);
+    for plot in ["volume", "energy", "probes", "solver"] {
+        let (w, h, _) = decode_png(&run.join("plots").join(format!("{plot}.png")));
+        assert!(w >= 400 && h >= 300, "{plot}: {w}×{h}");
+    }
+    let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert!(csv.starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy,bar.potential_energy,"));
+    let vtu = std::fs::read_to_string(run.join("frames/frame_00010.vtu")).unwrap();
+    assert!(vtu.contains(r#"Name="von_mises""#));
+
+    // `supple render` from the VTU frames: same camera and colours give the same final.png;
+    // other options take effect.
+    std::fs::remove_file(run.join("final.png")).unwrap();
+    let status = supple()
+        .args(["render", "--quiet", "--size", "160x120", "--gif", "false"])
+        .arg(&run)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        decode_png(&run.join("final.png")).2 == final_rgb,
+        "render ≠ run"
+    );
+    assert!(!run.join("animation.gif").exists());
+    let status = supple()
+        .args([
+            "render",
+            "--quiet",
+            "--size",
+            "200x100",
+            "--color",
+            "von_mises",
+            "--azimuth",
+            "-60",
+            "--gif-fps",
+            "10",
+            "--gif",
+            "true",
+            "--no-plots",
+        ])
+        .arg(&run)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(decode_png(&run.join("final.png")).0, 200);
+    assert_eq!(gif_frames(&run.join("animation.gif")), 3);
+    let bad = supple()
+        .args(["render", "--quiet"])
+        .arg(out.join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("scene.pvd"));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -2,9 +2,11 @@
 //! TOML scene format.
 
 pub mod error;
+pub mod output;
 pub mod scene;
 pub mod tetgen;
 pub mod vtu;
+pub mod vtu_read;
 
 pub use error::IoError;
-pub use scene::{load_scene, parse_scene, Scene, SceneError};
+pub use scene::{load_scene, parse_scene, ColorBy, OutputSettings, Scene, SceneError};

@@ -119,24 +119,7 @@ enum SolverName {
     Pcg,
 }
 
-/// Output settings of a scene (`[output]`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct OutputSettings {
-    /// Write a frame (VTU + a metrics row) every this many steps.
-    pub frame_every: usize,
-    /// Write `frames/*.vtu` and `scene.pvd`.
-    pub vtu: bool,
-}
-
-impl Default for OutputSettings {
-    fn default() -> Self {
-        Self {
-            frame_every: 1,
-            vtu: true,
-        }
-    }
-}
+pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 
 type OutputSection = OutputSettings;
 
@@ -387,9 +370,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             "solver.max_iterations = 0: must be at least 1".into(),
         ));
     }
-    if file.output.frame_every == 0 {
-        return Err(invalid("output.frame_every = 0: must be at least 1".into()));
-    }
+    file.output.validate().map_err(invalid)?;
     if file.body.is_empty() {
         return Err(invalid("the scene has no [[body]]".into()));
     }

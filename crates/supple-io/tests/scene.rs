@@ -174,3 +174,29 @@ fn probes_bodies_and_mesh_files() {
         assert_eq!(w.bodies[0].elems.len(), 1034);
     }
 }
+
+#[test]
+fn picture_output_keys_parse_and_are_checked() {
+    let base = "dt = 0.01\nduration = 1.0\n[[body]]\nmesh = { kind = \"box\", cells = [1, 1, 1], cell_size = 0.1 }\nmaterial = { model = \"linear\", youngs = 1e5, poisson = 0.3, density = 1000.0 }\n";
+    let with = |output: &str| format!("{base}[output]\n{output}\n");
+    let s = parse_scene(
+        &with("png_every = 3\ngif = false\ngif_fps = 10\ngif_size = [100, 80]\nimage_size = [800, 600]\ncolor = \"von_mises\"\nedges = false\nplots = false"),
+        Path::new("test.toml"),
+    )
+    .unwrap();
+    let o = &s.output;
+    assert_eq!((o.png_every, o.gif, o.gif_fps), (3, Some(false), 10.0));
+    assert_eq!((o.gif_size, o.image_size), ([100, 80], [800, 600]));
+    assert_eq!(
+        (o.color, o.edges, o.plots),
+        (supple_io::ColorBy::VonMises, false, false)
+    );
+    let d = parse_scene(base, Path::new("test.toml")).unwrap().output;
+    assert_eq!(
+        (d.gif, d.color, d.image_size),
+        (None, supple_io::ColorBy::Body, [640, 480])
+    );
+    assert!(err(&with("gif_fps = 0")).contains("output.gif_fps = 0: must be above 0"));
+    assert!(err(&with("image_size = [8, 600]")).contains("output.image_size = [8, 600]"));
+    assert!(err(&with("color = \"red\"")).contains("output.color"));
+}

@@ -334,6 +334,17 @@ fn vtu_round_trips_points_cells_and_fields() {
     );
     assert_eq!(array_bytes(&xml, r#"Name="types""#), vec![10u8; 10]);
 
+    // Our own reader gives everything back, bit for bit.
+    let back = supple_io::vtu_read::read_vtu(&path).unwrap();
+    assert_eq!(back.positions, mesh.positions);
+    assert_eq!(back.tets, mesh.tets);
+    assert_eq!(back.point_vector("velocity"), Some(velocity.as_slice()));
+    assert_eq!(back.point_scalars, vec![("mass".to_string(), mass.clone())]);
+    assert_eq!(back.cell_scalar("von Mises <Pa>"), Some(stress.as_slice()));
+    let truncated = xml.replace("</DataArray>\n      </Points>", "");
+    let err = supple_io::vtu_read::parse_vtu(&truncated, Path::new("t.vtu")).unwrap_err();
+    assert!(err.to_string().starts_with("t.vtu:"), "{err}");
+
     check_with_meshio(&path, &mesh);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -417,6 +428,7 @@ fn pvd_lists_the_frames() {
     assert!(
         xml.contains(r#"<DataSet timestep="0.0125" group="" part="0" file="run/a&amp;b.vtu"/>"#)
     );
+    assert_eq!(supple_io::vtu_read::read_pvd(&path).unwrap(), entries);
     assert!(xml.trim_end().ends_with("</VTKFile>"));
     assert!(write_pvd(&path, &[(f64::NAN, "x.vtu".into())]).is_err());
     let _ = std::fs::remove_dir_all(&dir);

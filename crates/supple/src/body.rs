@@ -157,6 +157,27 @@ impl Body {
         self.model.energy(&self.elems, &self.x)
     }
 
+    /// Per-element von Mises stress (Pa) at `x`, where the model defines a stress.
+    /// Refreshes the model's frames at `x`.
+    pub fn von_mises_stress(&mut self) -> Option<Vec<f64>> {
+        self.model.update_frames(&self.elems, &self.x);
+        let mut sigma = vec![nalgebra::Matrix3::zeros(); self.elems.len()];
+        self.model
+            .cauchy_stress(&self.elems, &self.x, &mut sigma)
+            .then(|| sigma.iter().map(crate::fem::material::von_mises).collect())
+    }
+
+    /// Gravitational potential energy relative to the rest positions,
+    /// `Σ m_i (−g · (x_i − x⁰_i))` (lumped masses).
+    pub fn potential_energy(&self, gravity: &Vector3<f64>) -> f64 {
+        self.mass
+            .lumped
+            .iter()
+            .zip(self.x.iter().zip(&self.mesh.positions))
+            .map(|(m, (x, x0))| -m * gravity.dot(&(x - x0)))
+            .sum()
+    }
+
     /// Linear momentum `Σ m_i v_i` (lumped masses; equal to `1ᵀ M v` for both mass kinds).
     pub fn momentum(&self) -> Vector3<f64> {
         self.mass

@@ -9,6 +9,15 @@ pub const TET_FACES: [[usize; 3]; 4] = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 
 /// in a deterministic order: by tet index, then by face in [`TET_FACES`] order.
 /// Requires positively oriented tets (as [`super::TetMesh::validate`] guarantees).
 pub fn boundary_faces(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
+    boundary_faces_with_tets(tets)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect()
+}
+
+/// [`boundary_faces`] with, for each triangle, the index of the tet it belongs to (for
+/// drawing per-element fields on the surface).
+pub fn boundary_faces_with_tets(tets: &[[u32; 4]]) -> Vec<([u32; 3], u32)> {
     let key = |f: [u32; 3]| {
         let mut k = f;
         k.sort_unstable();
@@ -21,8 +30,9 @@ pub fn boundary_faces(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
         }
     }
     tets.iter()
-        .flat_map(|t| TET_FACES.iter().map(move |f| f.map(|i| t[i])))
-        .filter(|f| count[&key(*f)] == 1)
+        .enumerate()
+        .flat_map(|(e, t)| TET_FACES.iter().map(move |f| (f.map(|i| t[i]), e as u32)))
+        .filter(|(f, _)| count[&key(*f)] == 1)
         .collect()
 }
 

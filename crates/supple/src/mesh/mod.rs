@@ -7,7 +7,7 @@
 mod boundary;
 mod generate;
 
-pub use boundary::boundary_faces;
+pub use boundary::{boundary_faces, boundary_faces_with_tets};
 pub use generate::{box_grid, BoxGrid, TetSplit};
 
 use nalgebra::{Matrix3, Vector3};

@@ -140,4 +140,25 @@ impl ForceModel for Corotational {
             elems.volume[e] * linear_energy_density(&g, self.lame)
         }))
     }
+
+    /// `σ = P Fᵀ / det F` with `P = R σ_lin(RᵀF)`; for an inverted or degenerate element
+    /// (`det F ≤ 0`), where that is meaningless, the rotated linear stress `R σ_lin Rᵀ`.
+    fn cauchy_stress(
+        &self,
+        elems: &ElementSet,
+        x: &[Vector3<f64>],
+        out: &mut [Matrix3<f64>],
+    ) -> bool {
+        par::for_each_mut(&mut out[..elems.len()], |e, s| {
+            let f = elems.deformation_gradient(e, x);
+            let r = &self.rotations[e];
+            let det = f.determinant();
+            *s = if det > 1e-12 {
+                stress(&f, r, self.lame) * f.transpose() / det
+            } else {
+                r * linear_stress(&(r.transpose() * f), self.lame) * r.transpose()
+            };
+        });
+        true
+    }
 }

@@ -4,7 +4,7 @@
 
 use super::{add_rotated_linear_blocks, linear_energy_density, linear_stress, ForceModel, Lame};
 use crate::fem::ElementSet;
-use crate::linalg::BlockCsr;
+use crate::linalg::{par, BlockCsr};
 use nalgebra::{Matrix3, Vector3};
 
 #[derive(Debug, Clone)]
@@ -44,6 +44,19 @@ impl ForceModel for Linear {
     }
 
     fn tangent_is_constant(&self) -> bool {
+        true
+    }
+
+    /// Small-strain theory: the Cauchy stress is the linear stress of `F`.
+    fn cauchy_stress(
+        &self,
+        elems: &ElementSet,
+        x: &[Vector3<f64>],
+        out: &mut [Matrix3<f64>],
+    ) -> bool {
+        par::for_each_mut(&mut out[..elems.len()], |e, s| {
+            *s = linear_stress(&elems.deformation_gradient(e, x), self.lame);
+        });
         true
     }
 }

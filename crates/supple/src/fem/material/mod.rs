@@ -81,6 +81,25 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
     fn tangent_is_constant(&self) -> bool {
         false
     }
+
+    /// Writes the Cauchy stress of every element at `x` into `out` (one per element) and
+    /// returns true, or returns false (leaving `out` alone) when the model defines none.
+    /// Models with frames use those of the last [`update_frames`](Self::update_frames).
+    fn cauchy_stress(
+        &self,
+        _elems: &ElementSet,
+        _x: &[Vector3<f64>],
+        _out: &mut [Matrix3<f64>],
+    ) -> bool {
+        false
+    }
+}
+
+/// Von Mises equivalent stress `√(3/2 s:s)` of a stress `σ`, with `s = σ − tr(σ)/3 · I` its
+/// deviatoric part (equal to `|σ_xx|` under uniaxial stress).
+pub fn von_mises(sigma: &Matrix3<f64>) -> f64 {
+    let s = sigma - Matrix3::from_diagonal_element(sigma.trace() / 3.0);
+    (1.5 * s.norm_squared()).sqrt()
 }
 
 /// Which model a body uses, with its parameters.
@@ -145,3 +164,58 @@ pub(crate) fn add_rotated_linear_blocks(
 
 #[cfg(test)]
 pub(crate) mod test_support;
+
+#[cfg(test)]
+mod stress_tests {
+    use super::*;
+    use crate::mesh::TetMesh;
+
+    fn unit_tet() -> (ElementSet, Vec<Vector3<f64>>) {
+        let x = vec![Vector3::zeros(), Vector3::x(), Vector3::y(), Vector3::z()];
+        let mesh = TetMesh::new(x.clone(), vec![[0, 1, 2, 3]]).unwrap();
+        (ElementSet::new(&mesh), x)
+    }
+
+    #[test]
+    fn uniaxial_stress_has_von_mises_equal_to_its_magnitude() {
+        let sigma = Matrix3::from_diagonal(&Vector3::new(-250.0, 0.0, 0.0));
+        assert!((von_mises(&sigma) - 250.0).abs() < 1e-9);
+        // Hydrostatic stress has none.
+        assert!(von_mises(&Matrix3::from_diagonal_element(7.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn linear_and_corotational_stress_of_a_uniaxial_stretch() {
+        // Stretch along x with the lateral contraction of uniaxial stress: σ = E ε e_x e_xᵀ.
+        let (e_mod, nu, eps) = (1e5, 0.3, 1e-3);
+        let lame = Lame::from_youngs_poisson(e_mod, nu).unwrap();
+        let (elems, x0) = unit_tet();
+        let f = Matrix3::from_diagonal(&Vector3::new(1.0 + eps, 1.0 - nu * eps, 1.0 - nu * eps));
+        let x: Vec<_> = x0.iter().map(|p| f * p).collect();
+        let mut out = [Matrix3::zeros()];
+        let linear = build_model(ModelKind::Linear, lame, &elems);
+        assert!(linear.cauchy_stress(&elems, &x, &mut out));
+        assert!((out[0][(0, 0)] - e_mod * eps).abs() < 1e-9 * e_mod);
+        assert!((von_mises(&out[0]) - e_mod * eps).abs() < 1e-9 * e_mod);
+        // Rotated by 90° about z, the corotational stress turns with the body (σ_yy) and
+        // keeps its von Mises value; the linear one does not.
+        let r =
+            nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), 0.5 * std::f64::consts::PI);
+        let xr: Vec<_> = x.iter().map(|p| r * p).collect();
+        let mut corot = build_model(
+            ModelKind::Corotational {
+                tangent: CorotationalTangent::Rotated,
+            },
+            lame,
+            &elems,
+        );
+        corot.update_frames(&elems, &xr);
+        assert!(corot.cauchy_stress(&elems, &xr, &mut out));
+        // σ = R σ_lin(S) S Rᵀ / det S with S the stretch: (1 + ε) E ε / det S along y.
+        let expected = e_mod * eps * (1.0 + eps) / ((1.0 + eps) * (1.0 - nu * eps).powi(2));
+        assert!((out[0][(1, 1)] - expected).abs() < 1e-9 * e_mod * eps);
+        assert!((von_mises(&out[0]) - expected).abs() < 1e-9 * e_mod * eps);
+        assert!(linear.cauchy_stress(&elems, &xr, &mut out));
+        assert!((von_mises(&out[0]) - e_mod * eps).abs() > 0.1 * e_mod * eps);
+    }
+}

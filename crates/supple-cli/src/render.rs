@@ -1,0 +1,173 @@
+//! `supple render DIR`: re-render the pictures and plots of a finished run from its
+//! `scene.pvd`, `frames/*.vtu`, `metrics.csv` and `summary.json`.
+
+use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rayon::prelude::*;
+use std::path::PathBuf;
+use supple::nalgebra::Vector3;
+use supple_io::vtu_read::{read_pvd, read_vtu, VtuData};
+use supple_io::ColorBy;
+
+#[derive(Args)]
+pub struct RenderArgs {
+    /// A folder written by `supple run` (needs scene.pvd and frames/, i.e. `vtu = true`).
+    pub dir: PathBuf,
+    /// Image size of final.png and the PNG series, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size, default_value = "640x480")]
+    pub size: [u32; 2],
+    /// Colouring: body, displacement or von_mises.
+    #[arg(long, value_parser = str::parse::<ColorBy>, default_value = "body")]
+    pub color: ColorBy,
+    /// Draw triangle edges.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub edges: bool,
+    /// Camera azimuth in degrees around +y (0: from +z).
+    #[arg(long, default_value_t = crate::pictures::DEFAULT_AZIMUTH, allow_hyphen_values = true)]
+    pub azimuth: f64,
+    /// Camera elevation in degrees above the horizontal.
+    #[arg(long, default_value_t = crate::pictures::DEFAULT_ELEVATION, allow_hyphen_values = true)]
+    pub elevation: f64,
+    /// Zoom factor (> 1: closer than the framing of the whole run).
+    #[arg(long, default_value_t = 1.0)]
+    pub zoom: f64,
+    /// Write images/frame_NNNNN.png every this many frames (0: only final.png).
+    #[arg(long, default_value_t = 0)]
+    pub png_every: usize,
+    /// Write animation.gif (default: when the run has fewer than 500 frames).
+    #[arg(long, action = clap::ArgAction::Set)]
+    pub gif: Option<bool>,
+    /// GIF frames per second of simulated time.
+    #[arg(long, default_value_t = 25.0)]
+    pub gif_fps: f64,
+    /// GIF size, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size, default_value = "320x240")]
+    pub gif_size: [u32; 2],
+    /// Do not redo plots/*.png.
+    #[arg(long)]
+    pub no_plots: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let bad = || format!("`{s}`: expected WIDTHxHEIGHT, e.g. 640x480, each 16 to 8192");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let size = [
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ];
+    if size.iter().all(|v| (16..=8192).contains(v)) {
+        Ok(size)
+    } else {
+        Err(bad())
+    }
+}
+
+/// Body name of a frame file: `frames/<body>_frame_NNNNN.vtu`, or `None` for the
+/// single-body `frames/frame_NNNNN.vtu`.
+fn body_of(file: &str) -> Option<&str> {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    base.rfind("_frame_").map(|i| &base[..i])
+}
+
+pub fn render(args: RenderArgs) -> Result<i32> {
+    anyhow::ensure!(
+        args.gif_fps > 0.0 && args.gif_fps <= 100.0,
+        "--gif-fps {}: must be above 0 and at most 100",
+        args.gif_fps
+    );
+    anyhow::ensure!(
+        args.zoom > 0.0 && args.zoom.is_finite(),
+        "--zoom {}: must be a finite number above 0",
+        args.zoom
+    );
+    let dir = &args.dir;
+    let pvd_path = dir.join("scene.pvd");
+    if !pvd_path.exists() {
+        bail!(
+            "{}: not found; `supple render` needs the VTU frames of a run (scene `[output] vtu = true`)",
+            pvd_path.display()
+        );
+    }
+    let entries = read_pvd(&pvd_path)?;
+    let mut names: Vec<Option<&str>> = Vec::new();
+    for (_, file) in &entries {
+        if !names.contains(&body_of(file)) {
+            names.push(body_of(file));
+        }
+    }
+    if entries.is_empty() || entries.len() % names.len() != 0 {
+        bail!(
+            "{}: {} datasets for {} bodies",
+            pvd_path.display(),
+            entries.len(),
+            names.len()
+        );
+    }
+    let frames: Vec<Vec<VtuData>> = entries
+        .par_chunks(names.len())
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|(_, file)| read_vtu(&dir.join(file)).map_err(anyhow::Error::from))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<_>>()?;
+    // A single body's frames do not carry its name: summary.json does.
+    let summary_name = std::fs::read_to_string(dir.join("summary.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        .and_then(|s| s["bodies"][0]["name"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "body".into());
+    let surfaces = (names.iter().zip(&frames[0]))
+        .map(|(name, v)| {
+            BodySurface::new(name.unwrap_or(&summary_name), &v.tets, v.positions.len())
+        })
+        .collect();
+    let mut recording = Recording::new(args.color, surfaces);
+    for (chunk, bodies) in entries.chunks(names.len()).zip(&frames) {
+        let rests: Vec<Vec<Vector3<f64>>> = bodies
+            .iter()
+            .map(|v| match v.point_vector("displacement") {
+                Some(u) => v.positions.iter().zip(u).map(|(x, u)| x - u).collect(),
+                None => v.positions.clone(),
+            })
+            .collect();
+        let states: Vec<BodyState> = (bodies.iter().zip(&rests))
+            .map(|(v, rest)| BodyState {
+                x: &v.positions,
+                rest,
+                von_mises: v.cell_scalar("von_mises"),
+            })
+            .collect();
+        recording.push(chunk[0].0, &states);
+    }
+    let opts = PictureOptions {
+        image_size: args.size,
+        png_every: args.png_every,
+        gif: args
+            .gif
+            .unwrap_or(frames.len() < supple_io::scene::GIF_AUTO_MAX_FRAMES),
+        gif_fps: args.gif_fps,
+        gif_size: args.gif_size,
+        edges: args.edges,
+        azimuth: args.azimuth,
+        elevation: args.elevation,
+        zoom: args.zoom,
+    };
+    let report = crate::pictures::write_all(dir, &recording, &opts, !args.no_plots)
+        .with_context(|| format!("rendering {}", dir.display()))?;
+    if !args.quiet {
+        eprintln!(
+            "{}: {} frames; {} pictures in {:.2} s",
+            dir.display(),
+            frames.len(),
+            report.images,
+            report.seconds
+        );
+    }
+    Ok(0)
+}
