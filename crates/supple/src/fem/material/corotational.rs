@@ -81,8 +81,10 @@ impl ForceModel for Corotational {
     }
 
     fn update_frames(&mut self, elems: &ElementSet, x: &[Vector3<f64>]) {
+        // Warm start from the element's last rotation: it turns little in one step, and the
+        // Newton iteration on the rotation then needs 2–3 steps instead of Higham's 5–8.
         par::for_each_mut(&mut self.rotations, |e, r| {
-            *r = polar::rotation(&elems.deformation_gradient(e, x));
+            *r = polar::rotation_near(&elems.deformation_gradient(e, x), r);
         });
     }
 
