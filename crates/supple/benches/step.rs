@@ -4,9 +4,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
-use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::body::{Body, BodyDesc};
 use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::fem::{polar, MassKind};
+use supple::fem::polar;
 use supple::linalg::{BlockCsr, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Matrix3, Rotation3, Vector3};
@@ -21,22 +21,9 @@ fn bar(cells: [usize; 3], model: ModelKind, preconditioner: Preconditioner) -> W
         origin: Vector3::zeros(),
         split: TetSplit::Five,
     });
-    let fixed = (0..mesh.n_vertices() as u32)
-        .filter(|&i| mesh.positions[i as usize].x < 1e-12)
-        .collect();
-    let body = Body::new(BodyDesc {
-        name: "bar".into(),
-        mesh,
-        model,
-        youngs: 1e5,
-        poisson: 0.33,
-        density: 1000.0,
-        mass: MassKind::Lumped,
-        damping: Rayleigh::default(),
-        fixed,
-        velocity: Vector3::zeros(),
-    })
-    .expect("valid bar");
+    let desc =
+        BodyDesc::new("bar", mesh, model, 1e5, 0.33, 1000.0).with_fixed_where(|p| p.x <= 1e-12);
+    let body = Body::new(desc).expect("valid bar");
     let pcg = PcgSettings {
         tolerance: 1e-6,
         max_iterations: 2000,

@@ -30,6 +30,50 @@ pub struct BodyDesc {
     pub velocity: Vector3<f64>,
 }
 
+impl BodyDesc {
+    /// A body of `mesh` with the given model and material, lumped mass, no damping, nothing
+    /// fixed and at rest; adjust the public fields or use the `with_*` methods for the rest.
+    pub fn new(
+        name: impl Into<String>,
+        mesh: TetMesh,
+        model: ModelKind,
+        youngs: f64,
+        poisson: f64,
+        density: f64,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            mesh,
+            model,
+            youngs,
+            poisson,
+            density,
+            mass: MassKind::Lumped,
+            damping: Rayleigh::default(),
+            fixed: Vec::new(),
+            velocity: Vector3::zeros(),
+        }
+    }
+
+    /// Also fixes every vertex whose rest position satisfies `select`.
+    pub fn with_fixed_where(mut self, select: impl Fn(&Vector3<f64>) -> bool) -> Self {
+        let mesh = &self.mesh;
+        self.fixed
+            .extend((0..mesh.n_vertices() as u32).filter(|&i| select(&mesh.positions[i as usize])));
+        self
+    }
+
+    pub fn with_mass(mut self, mass: MassKind) -> Self {
+        self.mass = mass;
+        self
+    }
+
+    pub fn with_damping(mut self, alpha: f64, beta: f64) -> Self {
+        self.damping = Rayleigh { alpha, beta };
+        self
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum BodyError {
     #[error(transparent)]

@@ -1,52 +1,16 @@
 //! Müller et al. 2002 §4.1, Fig. 6: a 4×4×11-vertex bar clamped at one end sags under
 //! gravity. Linear elasticity inflates it; the corotational model keeps its volume.
 
-use supple::body::{Body, BodyDesc, Rayleigh};
+mod common;
+
 use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::fem::MassKind;
-use supple::linalg::PcgSettings;
-use supple::mesh::{box_grid, BoxGrid, TetSplit};
-use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, WarmStart};
+use supple::mesh::TetSplit;
 use supple::world::World;
 
 fn bar_world(model: ModelKind, youngs: f64, cells: [usize; 3]) -> World {
-    let mesh = box_grid(&BoxGrid {
-        cells,
-        cell_size: Vector3::repeat(1.0 / cells[0] as f64),
-        origin: Vector3::zeros(),
-        split: TetSplit::Five,
-    });
-    let fixed = (0..mesh.n_vertices() as u32)
-        .filter(|&i| mesh.positions[i as usize].x < 1e-9)
-        .collect();
-    let body = Body::new(BodyDesc {
-        name: "bar".into(),
-        mesh,
-        model,
-        youngs,
-        poisson: 0.33,
-        density: 1000.0,
-        mass: MassKind::Lumped,
-        damping: Rayleigh::default(),
-        fixed,
-        velocity: Vector3::zeros(),
-    })
-    .unwrap();
-    World::new(
-        vec![body],
-        Vector3::new(0.0, -9.81, 0.0),
-        0.01,
-        IntegratorKind::BackwardEulerLinearized {
-            pcg: PcgSettings {
-                tolerance: 1e-8,
-                max_iterations: 1000,
-                ..Default::default()
-            },
-            warm_start: WarmStart::default(),
-        },
-    )
-    .unwrap()
+    let mut desc = common::bar(cells, 1.0 / cells[0] as f64, TetSplit::Five, model, true);
+    desc.youngs = youngs;
+    common::world(desc, 9.81, 0.01, common::pcg(1e-8))
 }
 
 /// Runs 3 s and returns (max |V/V0 − 1|, final tip height drop).

@@ -1,60 +1,22 @@
 //! Linearized backward Euler: first-order convergence in time, exact momentum balance.
 
-use supple::body::{Body, BodyDesc, Rayleigh};
+mod common;
+
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
-use supple::linalg::PcgSettings;
-use supple::mesh::{box_grid, BoxGrid, TetSplit};
+use supple::mesh::TetSplit;
 use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, WarmStart};
 use supple::world::World;
 
-fn small_world(model: ModelKind, dt: f64, clamp: bool, gravity: Vector3<f64>) -> World {
-    let mesh = box_grid(&BoxGrid {
-        cells: [4, 1, 1],
-        cell_size: Vector3::repeat(0.1),
-        origin: Vector3::zeros(),
-        split: TetSplit::Six,
-    });
-    let fixed = if clamp {
-        (0..mesh.n_vertices() as u32)
-            .filter(|&i| mesh.positions[i as usize].x < 1e-9)
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let body = Body::new(BodyDesc {
-        name: "b".into(),
-        mesh,
-        model,
-        youngs: 1e5,
-        poisson: 0.3,
-        density: 1000.0,
-        mass: MassKind::Consistent,
-        damping: Rayleigh::default(),
-        fixed,
-        velocity: Vector3::zeros(),
-    })
-    .unwrap();
-    let pcg = PcgSettings {
-        tolerance: 1e-13,
-        max_iterations: 10_000,
-        ..Default::default()
-    };
-    World::new(
-        vec![body],
-        gravity,
-        dt,
-        IntegratorKind::BackwardEulerLinearized {
-            pcg,
-            warm_start: WarmStart::default(),
-        },
-    )
-    .unwrap()
+fn small_world(model: ModelKind, dt: f64, clamp: bool, g: f64) -> World {
+    let mut desc =
+        common::bar([4, 1, 1], 0.1, TetSplit::Six, model, clamp).with_mass(MassKind::Consistent);
+    desc.poisson = 0.3;
+    common::world(desc, g, dt, common::pcg(1e-13))
 }
 
 fn positions_at(model: ModelKind, t_end: f64, dt: f64) -> Vec<Vector3<f64>> {
-    let mut w = small_world(model, dt, true, Vector3::new(0.0, -9.81, 0.0));
+    let mut w = small_world(model, dt, true, 9.81);
     let steps = (t_end / dt).round() as usize;
     for _ in 0..steps {
         w.step().unwrap();
@@ -96,14 +58,7 @@ fn converges_with_order_one() {
 
 #[test]
 fn free_body_keeps_its_linear_momentum() {
-    let mut w = small_world(
-        ModelKind::Corotational {
-            tangent: CorotationalTangent::Rotated,
-        },
-        0.01,
-        false,
-        Vector3::zeros(),
-    );
+    let mut w = small_world(common::COROTATIONAL, 0.01, false, 0.0);
     // A spinning, translating, stretching initial velocity field.
     let b = &mut w.bodies[0];
     for (v, x) in b.v.iter_mut().zip(&b.mesh.positions) {

@@ -5,13 +5,10 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
 use supple::linalg::{PcgSettings, Preconditioner};
-use supple::mesh::{box_grid, BoxGrid, TetSplit};
-use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, WarmStart};
+use supple::mesh::TetSplit;
 use supple::world::World;
 
 struct Counting;
@@ -33,6 +30,8 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+mod common;
+
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
@@ -42,46 +41,15 @@ fn world(
     mass: MassKind,
     preconditioner: Preconditioner,
 ) -> World {
-    let mesh = box_grid(&BoxGrid {
-        cells,
-        cell_size: Vector3::repeat(1.0 / cells[0] as f64),
-        origin: Vector3::zeros(),
-        split: TetSplit::Five,
-    });
-    let fixed = (0..mesh.n_vertices() as u32)
-        .filter(|&i| mesh.positions[i as usize].x < 1e-9)
-        .collect();
-    let body = Body::new(BodyDesc {
-        name: "bar".into(),
-        mesh,
-        model,
-        youngs: 1e5,
-        poisson: 0.33,
-        density: 1000.0,
-        mass,
-        damping: Rayleigh {
-            alpha: 0.1,
-            beta: 0.01,
-        },
-        fixed,
-        velocity: Vector3::zeros(),
-    })
-    .unwrap();
+    let desc = common::bar(cells, 1.0 / cells[0] as f64, TetSplit::Five, model, true)
+        .with_mass(mass)
+        .with_damping(0.1, 0.01);
     let pcg = PcgSettings {
         tolerance: 1e-6,
         max_iterations: 500,
         preconditioner,
     };
-    World::new(
-        vec![body],
-        Vector3::new(0.0, -9.81, 0.0),
-        0.01,
-        IntegratorKind::BackwardEulerLinearized {
-            pcg,
-            warm_start: WarmStart::default(),
-        },
-    )
-    .unwrap()
+    common::world(desc, 9.81, 0.01, pcg)
 }
 
 #[test]

@@ -1,18 +1,12 @@
 //! What users of soft-body engines complain about, each as a test: inverted elements that
 //! never recover, results that change with the scale of the scene, jitter at rest.
 
-use supple::body::{Body, BodyDesc, Rayleigh};
-use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::fem::MassKind;
-use supple::linalg::PcgSettings;
-use supple::mesh::{box_grid, BoxGrid, TetSplit};
-use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, WarmStart};
+use supple::mesh::TetSplit;
 use supple::world::World;
 
-const COROTATIONAL: ModelKind = ModelKind::Corotational {
-    tangent: CorotationalTangent::Rotated,
-};
+mod common;
+
+use common::COROTATIONAL;
 
 struct Setup {
     scale: f64,
@@ -23,50 +17,15 @@ struct Setup {
 }
 
 fn bar(s: &Setup) -> World {
-    let mesh = box_grid(&BoxGrid {
-        cells: [6, 2, 2],
-        cell_size: Vector3::repeat(0.1 * s.scale),
-        origin: Vector3::zeros(),
-        split: TetSplit::Five,
-    });
-    let fixed = if s.clamp {
-        (0..mesh.n_vertices() as u32)
-            .filter(|&i| mesh.positions[i as usize].x < 1e-12)
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let body = Body::new(BodyDesc {
-        name: "bar".into(),
-        mesh,
-        model: COROTATIONAL,
-        youngs: 1e5,
-        poisson: 0.33,
-        density: 1000.0,
-        mass: MassKind::Lumped,
-        damping: Rayleigh {
-            alpha: s.alpha,
-            beta: 0.0,
-        },
-        fixed,
-        velocity: Vector3::zeros(),
-    })
-    .unwrap();
-    let pcg = PcgSettings {
-        tolerance: 1e-12,
-        max_iterations: 5000,
-        ..Default::default()
-    };
-    World::new(
-        vec![body],
-        Vector3::new(0.0, -s.gravity, 0.0),
-        s.dt,
-        IntegratorKind::BackwardEulerLinearized {
-            pcg,
-            warm_start: WarmStart::Extrapolate,
-        },
+    let desc = common::bar(
+        [6, 2, 2],
+        0.1 * s.scale,
+        TetSplit::Five,
+        COROTATIONAL,
+        s.clamp,
     )
-    .unwrap()
+    .with_damping(s.alpha, 0.0);
+    common::world(desc, s.gravity, s.dt, common::pcg(1e-12))
 }
 
 #[test]

@@ -125,16 +125,7 @@ impl Pcg {
         })
         .sqrt();
         if b_norm == 0.0 {
-            for (xi, &f) in x.iter_mut().zip(fixed) {
-                if !f {
-                    *xi = Vector3::zeros();
-                }
-            }
-            return PcgStats {
-                iterations: 0,
-                relative_residual: 0.0,
-                converged: true,
-            };
+            return zero_solution(x, fixed);
         }
         // r = b − A x and z = P⁻¹ r on free rows (0 on fixed rows); p = z.
         a.mul_vec(x, q);
@@ -247,6 +238,20 @@ impl Pcg {
             });
         }
         stats
+    }
+}
+
+/// The solution of `A x = 0` on the free vertices (fixed ones keep their values).
+pub(super) fn zero_solution(x: &mut [Vector3<f64>], fixed: &[bool]) -> PcgStats {
+    for (xi, &f) in x.iter_mut().zip(fixed) {
+        if !f {
+            *xi = Vector3::zeros();
+        }
+    }
+    PcgStats {
+        iterations: 0,
+        relative_residual: 0.0,
+        converged: true,
     }
 }
 

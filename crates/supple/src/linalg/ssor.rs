@@ -12,7 +12,7 @@
 //! stopping rule is the same as block-Jacobi PCG's, `‖b − A x‖ ≤ tol ‖b‖`: it is estimated
 //! from `x̂`'s preconditioned residual and confirmed with the true residual `E r̂`.
 
-use super::pcg::{Pcg, PcgSettings, PcgStats};
+use super::pcg::{zero_solution, Pcg, PcgSettings, PcgStats};
 use super::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
 
@@ -196,19 +196,14 @@ impl Pcg {
             .map(|i| b[i].norm_squared())
             .sum::<f64>()
             .sqrt();
+        if b_norm == 0.0 {
+            return zero_solution(x, fixed);
+        }
         let mut stats = PcgStats {
             iterations: 0,
             relative_residual: 0.0,
             converged: true,
         };
-        if b_norm == 0.0 {
-            for (xi, &f) in x.iter_mut().zip(fixed) {
-                if !f {
-                    *xi = Vector3::zeros();
-                }
-            }
-            return stats;
-        }
         let target = settings.tolerance * b_norm;
         // r₀ = b − A x₀ on free rows.
         a.mul_vec(x, q);
