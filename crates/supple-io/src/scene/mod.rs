@@ -7,16 +7,20 @@
 use crate::error::IoError;
 use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
 use supple::linalg::{PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
-use supple::time::{IntegratorKind, WarmStart};
+use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 use thiserror::Error;
+
+mod file;
+
+pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
+use file::*;
 
 /// A scene that could not be read, parsed or validated.
 #[derive(Debug, Error)]
@@ -34,217 +38,6 @@ pub enum SceneError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
-}
-
-// ---- the file as written (serde) ----
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SceneFile {
-    name: Option<String>,
-    dt: f64,
-    duration: f64,
-    #[serde(default = "default_gravity")]
-    gravity: [f64; 3],
-    #[serde(default)]
-    integrator: IntegratorSection,
-    #[serde(default)]
-    solver: SolverSection,
-    #[serde(default)]
-    output: OutputSection,
-    #[serde(default)]
-    body: Vec<BodySection>,
-    #[serde(default)]
-    probe: Vec<ProbeSection>,
-}
-
-fn default_gravity() -> [f64; 3] {
-    [0.0, -9.81, 0.0]
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct IntegratorSection {
-    #[serde(default)]
-    kind: IntegratorName,
-}
-
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum IntegratorName {
-    #[default]
-    BackwardEulerLinearized,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct SolverSection {
-    kind: SolverName,
-    tolerance: f64,
-    max_iterations: usize,
-    warm_start: WarmStartName,
-    preconditioner: PreconditionerName,
-}
-
-impl Default for SolverSection {
-    fn default() -> Self {
-        Self {
-            kind: SolverName::Pcg,
-            tolerance: 1e-6,
-            max_iterations: 1000,
-            warm_start: WarmStartName::Extrapolate,
-            preconditioner: PreconditionerName::BlockJacobi,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum PreconditionerName {
-    BlockJacobi,
-    BlockSsor,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum WarmStartName {
-    Zero,
-    Velocity,
-    Extrapolate,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum SolverName {
-    Pcg,
-}
-
-pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
-
-type OutputSection = OutputSettings;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BodySection {
-    name: Option<String>,
-    mesh: MeshSection,
-    #[serde(default)]
-    transform: TransformSection,
-    material: MaterialSection,
-    #[serde(default)]
-    mass: MassName,
-    #[serde(default)]
-    damping: DampingSection,
-    #[serde(default)]
-    fixed: Vec<FixedSection>,
-    #[serde(default)]
-    velocity: [f64; 3],
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-enum MeshSection {
-    Box {
-        cells: [usize; 3],
-        cell_size: CellSize,
-        #[serde(default)]
-        origin: [f64; 3],
-        #[serde(default = "default_split")]
-        split: u8,
-    },
-    Tetgen {
-        path: PathBuf,
-    },
-}
-
-fn default_split() -> u8 {
-    5
-}
-
-#[derive(Debug, Deserialize, Clone, Copy)]
-#[serde(untagged)]
-enum CellSize {
-    Uniform(f64),
-    PerAxis([f64; 3]),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-struct TransformSection {
-    scale: f64,
-    /// Rotation as roll, pitch, yaw in degrees (about x, then y, then z).
-    rotate_deg: [f64; 3],
-    translate: [f64; 3],
-}
-
-impl Default for TransformSection {
-    fn default() -> Self {
-        Self {
-            scale: 1.0,
-            rotate_deg: [0.0; 3],
-            translate: [0.0; 3],
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MaterialSection {
-    model: ModelName,
-    youngs: f64,
-    poisson: f64,
-    density: f64,
-    #[serde(default)]
-    tangent: TangentName,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
-#[serde(rename_all = "snake_case")]
-enum ModelName {
-    Linear,
-    Corotational,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]
-#[serde(rename_all = "snake_case")]
-enum TangentName {
-    #[default]
-    Rotated,
-    Exact,
-}
-
-#[derive(Debug, Deserialize, Clone, Copy, Default)]
-#[serde(rename_all = "snake_case")]
-enum MassName {
-    #[default]
-    Lumped,
-    Consistent,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-struct DampingSection {
-    alpha: f64,
-    beta: f64,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-enum FixedSection {
-    /// Vertices inside the axis-aligned box (bounds included).
-    Box { min: [f64; 3], max: [f64; 3] },
-    /// Vertices on the plane or on the side its normal points to.
-    Plane { point: [f64; 3], normal: [f64; 3] },
-    /// Vertices by index.
-    Vertices(Vec<u32>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProbeSection {
-    name: String,
-    body: Option<String>,
-    point: [f64; 3],
 }
 
 // ---- the validated scene ----
@@ -377,14 +170,14 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let SolverName::Pcg = file.solver.kind;
     let IntegratorName::BackwardEulerLinearized = file.integrator.kind;
     let integrator = IntegratorKind::BackwardEulerLinearized {
-        pcg: PcgSettings {
+        solver: LinearSolverKind::Pcg(PcgSettings {
             tolerance: file.solver.tolerance,
             max_iterations: file.solver.max_iterations,
             preconditioner: match file.solver.preconditioner {
                 PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
                 PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
             },
-        },
+        }),
         warm_start: match file.solver.warm_start {
             WarmStartName::Zero => WarmStart::Zero,
             WarmStartName::Velocity => WarmStart::Velocity,

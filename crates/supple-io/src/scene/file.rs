@@ -1,0 +1,212 @@
+//! The scene file as written: serde structures mirroring the TOML, before validation.
+
+use super::OutputSettings;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SceneFile {
+    pub(super) name: Option<String>,
+    pub(super) dt: f64,
+    pub(super) duration: f64,
+    #[serde(default = "default_gravity")]
+    pub(super) gravity: [f64; 3],
+    #[serde(default)]
+    pub(super) integrator: IntegratorSection,
+    #[serde(default)]
+    pub(super) solver: SolverSection,
+    #[serde(default)]
+    pub(super) output: OutputSection,
+    #[serde(default)]
+    pub(super) body: Vec<BodySection>,
+    #[serde(default)]
+    pub(super) probe: Vec<ProbeSection>,
+}
+
+pub(super) fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IntegratorSection {
+    #[serde(default)]
+    pub(super) kind: IntegratorName,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum IntegratorName {
+    #[default]
+    BackwardEulerLinearized,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct SolverSection {
+    pub(super) kind: SolverName,
+    pub(super) tolerance: f64,
+    pub(super) max_iterations: usize,
+    pub(super) warm_start: WarmStartName,
+    pub(super) preconditioner: PreconditionerName,
+}
+
+impl Default for SolverSection {
+    fn default() -> Self {
+        Self {
+            kind: SolverName::Pcg,
+            tolerance: 1e-6,
+            max_iterations: 1000,
+            warm_start: WarmStartName::Extrapolate,
+            preconditioner: PreconditionerName::BlockJacobi,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum PreconditionerName {
+    BlockJacobi,
+    BlockSsor,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum WarmStartName {
+    Zero,
+    Velocity,
+    Extrapolate,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum SolverName {
+    Pcg,
+}
+
+pub(super) type OutputSection = OutputSettings;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BodySection {
+    pub(super) name: Option<String>,
+    pub(super) mesh: MeshSection,
+    #[serde(default)]
+    pub(super) transform: TransformSection,
+    pub(super) material: MaterialSection,
+    #[serde(default)]
+    pub(super) mass: MassName,
+    #[serde(default)]
+    pub(super) damping: DampingSection,
+    #[serde(default)]
+    pub(super) fixed: Vec<FixedSection>,
+    #[serde(default)]
+    pub(super) velocity: [f64; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum MeshSection {
+    Box {
+        cells: [usize; 3],
+        cell_size: CellSize,
+        #[serde(default)]
+        origin: [f64; 3],
+        #[serde(default = "default_split")]
+        split: u8,
+    },
+    Tetgen {
+        path: PathBuf,
+    },
+}
+
+pub(super) fn default_split() -> u8 {
+    5
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(untagged)]
+pub(super) enum CellSize {
+    Uniform(f64),
+    PerAxis([f64; 3]),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct TransformSection {
+    pub(super) scale: f64,
+    /// Rotation as roll, pitch, yaw in degrees (about x, then y, then z).
+    pub(super) rotate_deg: [f64; 3],
+    pub(super) translate: [f64; 3],
+}
+
+impl Default for TransformSection {
+    fn default() -> Self {
+        Self {
+            scale: 1.0,
+            rotate_deg: [0.0; 3],
+            translate: [0.0; 3],
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MaterialSection {
+    pub(super) model: ModelName,
+    pub(super) youngs: f64,
+    pub(super) poisson: f64,
+    pub(super) density: f64,
+    #[serde(default)]
+    pub(super) tangent: TangentName,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum ModelName {
+    Linear,
+    Corotational,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum TangentName {
+    #[default]
+    Rotated,
+    Exact,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum MassName {
+    #[default]
+    Lumped,
+    Consistent,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct DampingSection {
+    pub(super) alpha: f64,
+    pub(super) beta: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum FixedSection {
+    /// Vertices inside the axis-aligned box (bounds included).
+    Box { min: [f64; 3], max: [f64; 3] },
+    /// Vertices on the plane or on the side its normal points to.
+    Plane { point: [f64; 3], normal: [f64; 3] },
+    /// Vertices by index.
+    Vertices(Vec<u32>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ProbeSection {
+    pub(super) name: String,
+    pub(super) body: Option<String>,
+    pub(super) point: [f64; 3],
+}
