@@ -5,6 +5,7 @@ use crate::record::median;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 use supple::fem::material::{CorotationalTangent, ModelKind};
@@ -118,12 +119,14 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         }
     }
     if let Some(pc) = args.preconditioner {
-        let supple::time::IntegratorKind::BackwardEulerLinearized { pcg, .. } =
+        let supple::time::IntegratorKind::BackwardEulerLinearized { solver, .. } =
             &mut scene.integrator;
-        pcg.preconditioner = match pc {
-            BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
-            BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
-        };
+        if let supple::time::LinearSolverKind::Pcg(pcg) = solver {
+            pcg.preconditioner = match pc {
+                BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
+                BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
+            };
+        }
     }
     if let Some(ws) = args.warm_start {
         let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } =
@@ -211,6 +214,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         },
         spmv,
     };
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
 }

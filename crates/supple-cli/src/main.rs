@@ -1,6 +1,7 @@
 //! `supple`: run scenes, benchmark them.
 
 mod bench;
+mod order;
 mod pictures;
 mod plots;
 mod record;
@@ -32,6 +33,8 @@ enum Command {
     Render(render::RenderArgs),
     /// Time steps of a scene and print JSON (median/min per step, per-phase breakdown).
     Bench(bench::BenchArgs),
+    /// Compare fill-reducing orderings on a grid or mesh (Zhuang & Canny Tables 1–2).
+    Order(order::OrderArgs),
 }
 
 /// Exit status of a run that diverged.
@@ -56,9 +59,19 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
+        Command::Order(args) => order::order(args).map(|()| 0),
     });
     match result {
         Ok(code) => std::process::exit(code),
+        // A closed pipe (`supple order ... | head`) is the reader's choice, not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            std::process::exit(0)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::exit(1);

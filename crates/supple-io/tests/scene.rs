@@ -200,3 +200,24 @@ fn picture_output_keys_parse_and_are_checked() {
     assert!(err(&with("image_size = [8, 600]")).contains("output.image_size = [8, 600]"));
     assert!(err(&with("color = \"red\"")).contains("output.color"));
 }
+
+#[test]
+fn cholesky_solver_keys_build_a_prefactored_world() {
+    let text = format!("{BASE}\n[solver]\nkind = \"cholesky\"\nordering = \"amd\"\n")
+        .replace("\"corotational\"", "\"linear\"");
+    let scene = parse_scene(&text, Path::new("test.toml")).unwrap();
+    let mut world = scene.build_world().unwrap();
+    for _ in 0..5 {
+        world.step().unwrap();
+        let s = world.last_stats()[0];
+        assert_eq!(s.solver_iterations, 0);
+        assert!(s.solver_converged && s.solver_residual < 1e-10, "{s:?}");
+    }
+    let e = err(&format!(
+        "{BASE}\n[solver]\nkind = \"cholesky\"\nordering = \"metis\"\n"
+    ));
+    assert!(
+        e.contains("solver.ordering: unknown variant `metis`"),
+        "{e}"
+    );
+}

@@ -10,7 +10,7 @@ use supple::fem::polar;
 use supple::linalg::{BlockCsr, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Matrix3, Rotation3, Vector3};
-use supple::time::{IntegratorKind, WarmStart};
+use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 
 /// The spine issue's bar: 1 m, clamped at x = 0, E = 1e5, ν = 0.33, ρ = 1000, dt = 10 ms.
@@ -30,7 +30,7 @@ fn bar(cells: [usize; 3], model: ModelKind, preconditioner: Preconditioner) -> W
         preconditioner,
     };
     let integrator = IntegratorKind::BackwardEulerLinearized {
-        pcg,
+        solver: LinearSolverKind::Pcg(pcg),
         warm_start: WarmStart::Extrapolate,
     };
     let mut w = World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, integrator)

@@ -14,6 +14,8 @@ pub enum WorldError {
     Gravity,
     #[error("two bodies are named `{0}`: body names must be unique")]
     DuplicateName(String),
+    #[error(transparent)]
+    Integrator(#[from] crate::time::IntegratorError),
 }
 
 /// A step that left a body in an unusable state (see [`Body::check_state`]).
@@ -56,7 +58,10 @@ impl World {
                 return Err(WorldError::DuplicateName(b.name.clone()));
             }
         }
-        let integrators = bodies.iter().map(|b| integrator.build(b)).collect();
+        let integrators = bodies
+            .iter()
+            .map(|b| integrator.build(b))
+            .collect::<Result<Vec<_>, _>>()?;
         let last_stats = vec![StepStats::default(); bodies.len()];
         Ok(Self {
             bodies,

@@ -112,3 +112,43 @@ fn world_step_does_not_allocate() {
         }
     });
 }
+
+#[test]
+fn cholesky_step_does_not_allocate() {
+    use supple::linalg::{LinearSolverKind, OrderingKind};
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        // The linear model keeps its factor (solve only); the corotational one refactors every
+        // step (numeric factorization and solve).
+        let cases = [
+            (ModelKind::Linear, MassKind::Consistent, OrderingKind::Nd),
+            (
+                ModelKind::Corotational {
+                    tangent: CorotationalTangent::Rotated,
+                },
+                MassKind::Lumped,
+                OrderingKind::Amd,
+            ),
+        ];
+        for (model, mass, ordering) in cases {
+            let desc = common::bar([10, 3, 3], 0.1, TetSplit::Five, model, true)
+                .with_mass(mass)
+                .with_damping(0.1, 0.01);
+            let solver = LinearSolverKind::Cholesky { ordering };
+            let mut w = common::world_with(desc, 9.81, 0.01, solver);
+            w.step().unwrap();
+            let before = allocations();
+            for _ in 0..3 {
+                w.step().unwrap();
+            }
+            let n = allocations() - before;
+            assert_eq!(
+                n, 0,
+                "{model:?} {mass:?} {ordering:?}: {n} allocations in 3 steps"
+            );
+        }
+    });
+}

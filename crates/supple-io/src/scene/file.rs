@@ -50,6 +50,8 @@ pub(super) struct SolverSection {
     pub(super) max_iterations: usize,
     pub(super) warm_start: WarmStartName,
     pub(super) preconditioner: PreconditionerName,
+    pub(super) ordering: OrderingName,
+    pub(super) seed: u64,
 }
 
 impl Default for SolverSection {
@@ -60,6 +62,8 @@ impl Default for SolverSection {
             max_iterations: 1000,
             warm_start: WarmStartName::Extrapolate,
             preconditioner: PreconditionerName::BlockJacobi,
+            ordering: OrderingName::Nd,
+            seed: 1,
         }
     }
 }
@@ -83,6 +87,17 @@ pub(super) enum WarmStartName {
 #[serde(rename_all = "snake_case")]
 pub(super) enum SolverName {
     Pcg,
+    Cholesky,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum OrderingName {
+    Natural,
+    Random,
+    Amd,
+    Mnd,
+    Nd,
 }
 
 pub(super) type OutputSection = OutputSettings;

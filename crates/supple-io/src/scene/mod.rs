@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
-use supple::linalg::{PcgSettings, Preconditioner};
+use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
@@ -167,10 +167,9 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     if file.body.is_empty() {
         return Err(invalid("the scene has no [[body]]".into()));
     }
-    let SolverName::Pcg = file.solver.kind;
     let IntegratorName::BackwardEulerLinearized = file.integrator.kind;
-    let integrator = IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(PcgSettings {
+    let solver = match file.solver.kind {
+        SolverName::Pcg => LinearSolverKind::Pcg(PcgSettings {
             tolerance: file.solver.tolerance,
             max_iterations: file.solver.max_iterations,
             preconditioner: match file.solver.preconditioner {
@@ -178,6 +177,22 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
                 PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
             },
         }),
+        // Zhuang & Canny's pre-factored solve; `nd_grid` needs grid dimensions, so it is a
+        // `supple order` study option only.
+        SolverName::Cholesky => LinearSolverKind::Cholesky {
+            ordering: match file.solver.ordering {
+                OrderingName::Natural => OrderingKind::Natural,
+                OrderingName::Random => OrderingKind::Random {
+                    seed: file.solver.seed,
+                },
+                OrderingName::Amd => OrderingKind::Amd,
+                OrderingName::Mnd => OrderingKind::Mnd,
+                OrderingName::Nd => OrderingKind::Nd,
+            },
+        },
+    };
+    let integrator = IntegratorKind::BackwardEulerLinearized {
+        solver,
         warm_start: match file.solver.warm_start {
             WarmStartName::Zero => WarmStart::Zero,
             WarmStartName::Velocity => WarmStart::Velocity,

@@ -60,6 +60,30 @@ impl BlockPattern {
         (pattern, scatter)
     }
 
+    /// Pattern with a block for every edge of `graph` and on the diagonal (for meshes whose
+    /// cells are not tets, e.g. the hexahedral grids of the ordering study).
+    pub fn from_graph(graph: &super::ordering::Graph) -> Self {
+        let n = graph.n();
+        let mut row_ptr = Vec::with_capacity(n + 1);
+        let mut cols = Vec::with_capacity(graph.adj.len() + n);
+        let mut diag = Vec::with_capacity(n);
+        row_ptr.push(0u32);
+        for i in 0..n {
+            let nb = graph.neighbours(i);
+            let below = nb.partition_point(|&j| (j as usize) < i);
+            cols.extend_from_slice(&nb[..below]);
+            diag.push(cols.len() as u32);
+            cols.push(i as u32);
+            cols.extend_from_slice(&nb[below..]);
+            row_ptr.push(cols.len() as u32);
+        }
+        Self {
+            row_ptr,
+            cols,
+            diag,
+        }
+    }
+
     pub fn n_rows(&self) -> usize {
         self.diag.len()
     }

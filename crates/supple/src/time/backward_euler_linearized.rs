@@ -4,20 +4,24 @@
 //! and Rayleigh damping `C = αM + βK`, one step solves
 //! `(M + h C + h² K) v⁺ = M v + h (f(x) + f_ext)`, i.e.
 //! `((1 + hα) M + (hβ + h²) K) v⁺ = M v + h (f(x) + M g)`, then `x⁺ = x + h v⁺`.
-//! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG).
+//! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG, or replaced by
+//! identity in the Cholesky factor).
+//!
+//! The linear solver is PCG or a sparse Cholesky ([`LinearSolverKind`]). A model with a
+//! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
+//! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
 use super::{Integrator, StepStats, WarmStart};
 use crate::body::Body;
-use crate::linalg::{par, BlockCsr, Pcg, PcgSettings};
+use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
 use std::time::Instant;
 
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {
-    pub settings: PcgSettings,
-    /// First guess of the velocity solve.
+    /// First guess of the velocity solve (ignored by a direct solver).
     pub warm_start: WarmStart,
-    pcg: Pcg,
+    solver: LinearSolver,
     a: BlockCsr,
     rhs: Vec<Vector3<f64>>,
     force: Vec<Vector3<f64>>,
@@ -29,19 +33,35 @@ pub struct LinearizedBackwardEuler {
 }
 
 impl LinearizedBackwardEuler {
-    pub fn new(body: &Body, settings: PcgSettings, warm_start: WarmStart) -> Self {
+    /// The integrator for `body`; for a direct solver this computes the ordering (from the
+    /// body's pattern, rest positions and tets) and the symbolic factorization.
+    pub fn new(
+        body: &Body,
+        solver: LinearSolverKind,
+        warm_start: WarmStart,
+    ) -> Result<Self, SolverError> {
         let n = body.n_vertices();
-        Self {
-            settings,
+        let solver = LinearSolver::new(
+            &solver,
+            &body.elems.pattern,
+            &body.mesh.positions,
+            &body.mesh.tets,
+        )?;
+        Ok(Self {
             warm_start,
-            pcg: Pcg::new(n),
+            solver,
             a: BlockCsr::zeros(body.elems.pattern.clone()),
             rhs: vec![Vector3::zeros(); n],
             force: vec![Vector3::zeros(); n],
             v_new: vec![Vector3::zeros(); n],
             v_prev: body.v.clone(),
             assembled_for: None,
-        }
+        })
+    }
+
+    /// The linear solver and its state (e.g. [`LinearSolver::cholesky`]'s counters).
+    pub fn solver(&self) -> &LinearSolver {
+        &self.solver
     }
 }
 
@@ -68,7 +88,8 @@ impl Integrator for LinearizedBackwardEuler {
         let t1 = Instant::now();
 
         let constant = model.tangent_is_constant();
-        if !(constant && self.assembled_for == Some(h)) {
+        let changed = !(constant && self.assembled_for == Some(h));
+        if changed {
             self.a.set_zero();
             model.add_tangent(elems, x, h * damping.beta + h * h, &mut self.a);
             mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
@@ -97,8 +118,8 @@ impl Integrator for LinearizedBackwardEuler {
             }
         }
         let stats = self
-            .pcg
-            .solve(&self.a, &self.rhs, fixed, &mut self.v_new, &self.settings);
+            .solver
+            .solve(&self.a, changed, &self.rhs, fixed, &mut self.v_new);
         self.v_prev.copy_from_slice(v);
         v.copy_from_slice(&self.v_new);
         let vn = &self.v_new;
@@ -109,6 +130,7 @@ impl Integrator for LinearizedBackwardEuler {
             solver_iterations: stats.iterations,
             solver_residual: stats.relative_residual,
             solver_converged: stats.converged,
+            factorized: stats.factorized,
             forces_s: (t1 - t0).as_secs_f64(),
             assembly_s: (t2 - t1).as_secs_f64(),
             solve_s: (t3 - t2).as_secs_f64(),

@@ -6,16 +6,22 @@ mod backward_euler_linearized;
 pub use backward_euler_linearized::LinearizedBackwardEuler;
 
 use crate::body::Body;
-use crate::linalg::PcgSettings;
+pub use crate::linalg::LinearSolverKind;
+use crate::linalg::SolverError;
 use nalgebra::Vector3;
 
 /// Statistics of one step of one body.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepStats {
+    /// CG iterations (0 for a direct solve).
     pub solver_iterations: usize,
+    /// Relative residual `‖b − A x‖ / ‖b‖` of the linear solve (the true one for a direct solve).
     pub solver_residual: f64,
     pub solver_converged: bool,
-    /// Seconds spent on frames and forces, on assembling the matrix, and in the linear solve.
+    /// A direct solver factored the matrix in this step (a kept factor was not reused).
+    pub factorized: bool,
+    /// Seconds spent on frames and forces, on assembling the matrix, and in the linear solve
+    /// (with the numeric factorization when `factorized`).
     pub forces_s: f64,
     pub assembly_s: f64,
     pub solve_s: f64,
@@ -43,17 +49,33 @@ pub enum WarmStart {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum IntegratorKind {
     BackwardEulerLinearized {
-        pcg: PcgSettings,
+        /// The linear solver of each step.
+        solver: LinearSolverKind,
         warm_start: WarmStart,
     },
 }
 
+/// Why an integrator could not be built for a body.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IntegratorError {
+    #[error("body `{body}`: linear solver: {source}")]
+    Solver { body: String, source: SolverError },
+}
+
 impl IntegratorKind {
-    /// Creates the integrator with workspaces sized for `body`.
-    pub fn build(&self, body: &Body) -> Box<dyn Integrator> {
+    /// Creates the integrator with workspaces sized for `body` (for a direct solver: the
+    /// ordering and the symbolic factorization).
+    pub fn build(&self, body: &Body) -> Result<Box<dyn Integrator>, IntegratorError> {
         match *self {
-            IntegratorKind::BackwardEulerLinearized { pcg, warm_start } => {
-                Box::new(LinearizedBackwardEuler::new(body, pcg, warm_start))
+            IntegratorKind::BackwardEulerLinearized { solver, warm_start } => {
+                let integrator =
+                    LinearizedBackwardEuler::new(body, solver, warm_start).map_err(|source| {
+                        IntegratorError::Solver {
+                            body: body.name.clone(),
+                            source,
+                        }
+                    })?;
+                Ok(Box::new(integrator))
             }
         }
     }

@@ -6,7 +6,7 @@ use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::PcgSettings;
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, WarmStart};
+use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 
 pub const COROTATIONAL: ModelKind = ModelKind::Corotational {
@@ -32,9 +32,14 @@ pub fn bar(cells: [usize; 3], h: f64, split: TetSplit, model: ModelKind, clamp: 
 
 /// A world of one body under gravity `(0, −g, 0)`, stepped by linearized backward Euler.
 pub fn world(desc: BodyDesc, g: f64, dt: f64, pcg: PcgSettings) -> World {
+    world_with(desc, g, dt, LinearSolverKind::Pcg(pcg))
+}
+
+/// [`world`] with any linear solver.
+pub fn world_with(desc: BodyDesc, g: f64, dt: f64, solver: LinearSolverKind) -> World {
     let body = Body::new(desc).expect("valid body");
     let integrator = IntegratorKind::BackwardEulerLinearized {
-        pcg,
+        solver,
         warm_start: WarmStart::Extrapolate,
     };
     World::new(vec![body], Vector3::new(0.0, -g, 0.0), dt, integrator).expect("valid world")

@@ -1,0 +1,242 @@
+//! The linear solver of an implicit integrator: the filtered block PCG, or a sparse Cholesky
+//! factorization under a fill-reducing vertex ordering that is kept while the matrix does not
+//! change (Zhuang & Canny 1999, §4: a constant matrix is factored once, then every step is a
+//! back-substitution).
+
+use super::ordering::{self, Graph, OrderingError, OrderingInput, OrderingKind};
+use super::{par, BlockCsr, BlockPattern, CholeskyError, Pcg, PcgSettings, SparseCholesky};
+use nalgebra::Vector3;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Which linear solver, with its settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LinearSolverKind {
+    /// Preconditioned conjugate gradients (iterative, to a tolerance).
+    Pcg(PcgSettings),
+    /// Sparse Cholesky (direct) under a vertex ordering computed once, from the pattern, the
+    /// rest positions and the cells. Refactored only when the matrix changed.
+    Cholesky { ordering: OrderingKind },
+}
+
+impl Default for LinearSolverKind {
+    fn default() -> Self {
+        Self::Pcg(PcgSettings::default())
+    }
+}
+
+/// Why a linear solver could not be set up.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SolverError {
+    #[error("ordering `{}`: {source}", kind.name())]
+    Ordering {
+        kind: OrderingKind,
+        source: OrderingError,
+    },
+    #[error(transparent)]
+    Cholesky(#[from] CholeskyError),
+}
+
+/// What one solve did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SolveStats {
+    /// CG iterations; 0 for a direct solve.
+    pub iterations: usize,
+    /// `‖b − A x‖ / ‖b‖` over the free vertices: PCG's recurrence residual, or the true
+    /// residual of a direct solve (one extra SpMV).
+    pub relative_residual: f64,
+    /// PCG: reached its tolerance. Direct: the factorization succeeded and the true relative
+    /// residual is below [`DIRECT_RESIDUAL_OK`].
+    pub converged: bool,
+    /// A numeric factorization was made for this solve.
+    pub factorized: bool,
+}
+
+/// The largest true relative residual a direct solve reports as converged (a larger one means
+/// an ill-conditioned matrix or an unstable LDLᵀ of an indefinite one).
+pub const DIRECT_RESIDUAL_OK: f64 = 1e-8;
+
+/// A linear solver with its workspaces; solving allocates nothing.
+#[derive(Debug)]
+pub enum LinearSolver {
+    Pcg {
+        pcg: Box<Pcg>,
+        settings: PcgSettings,
+    },
+    Cholesky(Box<Direct>),
+}
+
+/// The state of the direct solver.
+#[derive(Debug)]
+pub struct Direct {
+    pub ordering: OrderingKind,
+    chol: SparseCholesky,
+    /// A factorization of the current matrix and fixed set was attempted.
+    attempted: bool,
+    /// The error of the last failed factorization (those steps are solved by PCG).
+    pub last_error: Option<CholeskyError>,
+    /// Steps solved by the PCG fallback after a failed factorization.
+    pub fallback_solves: usize,
+    fallback: Pcg,
+    residual: Vec<Vector3<f64>>,
+    partials: Vec<f64>,
+}
+
+impl LinearSolver {
+    /// Sets up `kind` for matrices on `pattern`. The Cholesky ordering sees the vertex graph of
+    /// `pattern`, the rest `positions` and the `tets`; its symbolic analysis is done here.
+    pub fn new(
+        kind: &LinearSolverKind,
+        pattern: &Arc<BlockPattern>,
+        positions: &[Vector3<f64>],
+        tets: &[[u32; 4]],
+    ) -> Result<Self, SolverError> {
+        let n = pattern.n_rows();
+        Ok(match *kind {
+            LinearSolverKind::Pcg(settings) => Self::Pcg {
+                pcg: Box::new(Pcg::new(n)),
+                settings,
+            },
+            LinearSolverKind::Cholesky { ordering } => {
+                let graph = Graph::from_pattern(pattern);
+                let cells: Vec<Vec<u32>> = tets.iter().map(|t| t.to_vec()).collect();
+                let input = OrderingInput {
+                    graph: &graph,
+                    positions,
+                    cells: &cells,
+                };
+                let perm = ordering::compute(ordering, &input).map_err(|source| {
+                    SolverError::Ordering {
+                        kind: ordering,
+                        source,
+                    }
+                })?;
+                let mut chol = SparseCholesky::new(pattern.clone(), Some(perm.perm()))?;
+                chol.ldlt_fallback = true;
+                Self::Cholesky(Box::new(Direct {
+                    ordering,
+                    chol,
+                    attempted: false,
+                    last_error: None,
+                    fallback_solves: 0,
+                    fallback: Pcg::new(n),
+                    residual: vec![Vector3::zeros(); n],
+                    partials: vec![0.0; par::n_chunks(n)],
+                }))
+            }
+        })
+    }
+
+    /// The sparse Cholesky factorization, when this is the direct solver.
+    pub fn cholesky(&self) -> Option<&SparseCholesky> {
+        match self {
+            Self::Cholesky(d) => Some(&d.chol),
+            Self::Pcg { .. } => None,
+        }
+    }
+
+    /// Solves `A x = b` on the free vertices (the contract of [`Pcg::solve`]: `x` holds the
+    /// first guess, and the prescribed values on fixed vertices). `matrix_changed: false`
+    /// promises that `a` is the matrix of the previous call, so a kept factor is reused; a
+    /// change of the fixed set also refactors.
+    pub fn solve(
+        &mut self,
+        a: &BlockCsr,
+        matrix_changed: bool,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+    ) -> SolveStats {
+        match self {
+            Self::Pcg { pcg, settings } => {
+                let s = pcg.solve(a, b, fixed, x, settings);
+                SolveStats {
+                    iterations: s.iterations,
+                    relative_residual: s.relative_residual,
+                    converged: s.converged,
+                    factorized: false,
+                }
+            }
+            Self::Cholesky(d) => d.solve(a, matrix_changed, b, fixed, x),
+        }
+    }
+}
+
+impl Direct {
+    fn solve(
+        &mut self,
+        a: &BlockCsr,
+        matrix_changed: bool,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+    ) -> SolveStats {
+        if matrix_changed || self.chol.fixed() != fixed {
+            self.attempted = false;
+        }
+        let mut factorized = false;
+        if !self.attempted {
+            // Once per matrix (and fixed set): a failed attempt is not repeated until either
+            // changes.
+            self.attempted = true;
+            match self.chol.factor(a, fixed) {
+                Ok(_) => {
+                    self.last_error = None;
+                    factorized = true;
+                }
+                Err(e) => self.last_error = Some(e),
+            }
+        }
+        if self.chol.factored().is_none() || self.chol.solve(b, fixed, x).is_err() {
+            // No usable factor (a singular matrix, or an indefinite one without the LDLᵀ
+            // fallback): this step is solved iteratively.
+            self.fallback_solves += 1;
+            let s = self.fallback.solve(a, b, fixed, x, &PcgSettings::default());
+            return SolveStats {
+                iterations: s.iterations,
+                relative_residual: s.relative_residual,
+                converged: s.converged,
+                factorized,
+            };
+        }
+        let relative_residual = self.true_residual(a, b, fixed, x);
+        SolveStats {
+            iterations: 0,
+            relative_residual,
+            converged: relative_residual <= DIRECT_RESIDUAL_OK,
+            factorized,
+        }
+    }
+
+    /// `‖b − A x‖ / ‖b‖` over the free vertices (`‖b − A x‖` when `b = 0` there).
+    fn true_residual(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &[Vector3<f64>],
+    ) -> f64 {
+        let n = x.len();
+        a.mul_vec(x, &mut self.residual);
+        let r = &self.residual;
+        let rr = par::sum(n, &mut self.partials, |i| {
+            if fixed[i] {
+                0.0
+            } else {
+                (b[i] - r[i]).norm_squared()
+            }
+        });
+        let bb = par::sum(n, &mut self.partials, |i| {
+            if fixed[i] {
+                0.0
+            } else {
+                b[i].norm_squared()
+            }
+        });
+        if bb == 0.0 {
+            rr.sqrt()
+        } else {
+            (rr / bb).sqrt()
+        }
+    }
+}
