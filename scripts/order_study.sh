@@ -33,7 +33,7 @@ if [ "$what" = grids ] || [ "$what" = all ]; then
 fi
 if [ "$what" = meshes ] || [ "$what" = all ]; then
   header
-  table "tet box 20×20×80 cells" --box 20x20x80
+  table "tet box 20×20×80 cells" --box 20x20x80 --max-gflop 3000 --repeat 1
   for m in bunny_5k bunny_50k dragon_5k torus_gmsh_5k; do
     table "$m" --mesh "../shared/meshes/$m"
   done
