@@ -255,3 +255,42 @@ fn run_leaves_pictures_and_render_redoes_them() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("scene.pvd"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn order_reports_every_ordering_as_json() {
+    let output = supple()
+        .args(["order", "--grid", "5x5x6", "--json", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(r["n"], 3 * 5 * 5 * 6);
+    let names: Vec<&str> = r["orderings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["natural", "random", "amd", "nd_grid", "mnd", "nd"]);
+    let nnz_a = r["nnz_a"].as_u64().unwrap();
+    for o in r["orderings"].as_array().unwrap() {
+        let (nnz_l, fill) = (o["nnz_l"].as_u64().unwrap(), o["fill"].as_u64().unwrap());
+        assert_eq!(fill, nnz_l - nnz_a);
+        assert!(o["factor_ms"].as_f64().unwrap() > 0.0 && o["solve_ms"].as_f64().unwrap() > 0.0);
+    }
+    // Tet boxes have no grid ordering; malformed sizes are refused.
+    let output = supple()
+        .args(["order", "--box", "2x2x3", "--json", "--repeat", "1"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(r["orderings"].as_array().unwrap().len(), 5);
+    let output = supple().args(["order", "--grid", "4x4"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr)
+        .contains("--grid 4x4: expected three positive counts"));
+}
