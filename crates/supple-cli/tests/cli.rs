@@ -18,6 +18,22 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// Runs `supple ARGS`, requires success, and parses its standard output as JSON.
+fn json_stdout(args: &[&str], scene: Option<&Path>) -> serde_json::Value {
+    let mut cmd = supple();
+    cmd.args(args);
+    if let Some(scene) = scene {
+        cmd.arg(scene);
+    }
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -124,17 +140,10 @@ fn a_bad_scene_names_file_and_key_and_exits_with_status_1() {
 
 #[test]
 fn bench_prints_json_with_a_phase_breakdown() {
-    let output = supple()
-        .args(["bench", "--steps", "5", "--warmup", "1"])
-        .arg(repo().join("scenes/bar.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let r = json_stdout(
+        &["bench", "--steps", "5", "--warmup", "1"],
+        Some(&repo().join("scenes/bar.toml")),
     );
-    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(r["steps"], 5);
     for key in ["median", "min", "mean"] {
         assert!(r["wall_ms_per_step"][key].as_f64().unwrap() > 0.0);
@@ -258,16 +267,10 @@ fn run_leaves_pictures_and_render_redoes_them() {
 
 #[test]
 fn order_reports_every_ordering_as_json() {
-    let output = supple()
-        .args(["order", "--grid", "5x5x6", "--json", "--repeat", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let r = json_stdout(
+        &["order", "--grid", "5x5x6", "--json", "--repeat", "1"],
+        None,
     );
-    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(r["n"], 3 * 5 * 5 * 6);
     let names: Vec<&str> = r["orderings"]
         .as_array()

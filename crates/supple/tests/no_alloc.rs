@@ -20,6 +20,17 @@ fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
 
+/// Allocations of this thread during 3 steps, after one step that may warm up the pool
+/// (and, for a direct solver, make its first factorization).
+fn allocations_in_steps(w: &mut supple::world::World) -> usize {
+    w.step().unwrap();
+    let before = allocations();
+    for _ in 0..3 {
+        w.step().unwrap();
+    }
+    allocations() - before
+}
+
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
@@ -98,13 +109,7 @@ fn world_step_does_not_allocate() {
             Preconditioner::BlockJacobi,
             Preconditioner::BlockJacobi,
         ]) {
-            let mut w = world(cells, model, mass, preconditioner);
-            w.step().unwrap(); // the first step may warm up the thread pool
-            let before = allocations();
-            for _ in 0..3 {
-                w.step().unwrap();
-            }
-            let n = allocations() - before;
+            let n = allocations_in_steps(&mut world(cells, model, mass, preconditioner));
             assert_eq!(
                 n, 0,
                 "{cells:?} {model:?} {mass:?} {preconditioner:?}: {n} allocations in 3 steps"
@@ -138,13 +143,7 @@ fn cholesky_step_does_not_allocate() {
                 .with_mass(mass)
                 .with_damping(0.1, 0.01);
             let solver = LinearSolverKind::Cholesky { ordering };
-            let mut w = common::world_with(desc, 9.81, 0.01, solver);
-            w.step().unwrap();
-            let before = allocations();
-            for _ in 0..3 {
-                w.step().unwrap();
-            }
-            let n = allocations() - before;
+            let n = allocations_in_steps(&mut common::world_with(desc, 9.81, 0.01, solver));
             assert_eq!(
                 n, 0,
                 "{model:?} {mass:?} {ordering:?}: {n} allocations in 3 steps"

@@ -161,6 +161,7 @@ pub fn svd_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fem::material::test_support::Lcg;
     use nalgebra::Rotation3;
 
     fn is_rotation(r: &Matrix3<f64>) -> bool {
@@ -203,13 +204,8 @@ mod tests {
 
     #[test]
     fn warm_started_newton_agrees_with_the_polar_rotation() {
-        let mut seed = 99u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut lcg = Lcg(99);
+        let mut rnd = || lcg.uniform();
         for k in 0..400 {
             let q =
                 Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
@@ -237,13 +233,8 @@ mod tests {
 
     #[test]
     fn agrees_with_svd_on_random_matrices() {
-        let mut seed = 12345u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        };
+        let mut lcg = Lcg(12345);
+        let mut rnd = || lcg.uniform();
         for _ in 0..200 {
             let f = Matrix3::identity() + 0.6 * Matrix3::from_fn(|_, _| rnd());
             let (a, b) = (rotation(&f), svd_rotation(&f));
