@@ -112,9 +112,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         for b in &mut scene.bodies {
             b.model = match m {
                 BenchModel::Linear => ModelKind::Linear,
-                BenchModel::Corotational => ModelKind::Corotational {
-                    tangent: CorotationalTangent::Rotated,
-                },
+                BenchModel::Corotational => ModelKind::corotational(CorotationalTangent::Rotated),
             };
         }
     }

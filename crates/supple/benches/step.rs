@@ -42,9 +42,7 @@ fn bar(cells: [usize; 3], model: ModelKind, preconditioner: Preconditioner) -> W
 }
 
 fn steps(c: &mut Criterion) {
-    let corot = ModelKind::Corotational {
-        tangent: CorotationalTangent::Rotated,
-    };
+    let corot = ModelKind::corotational(CorotationalTangent::Rotated);
     let mut g = c.benchmark_group("step");
     g.sample_size(20);
     for (name, cells) in [("450", [10, 3, 3]), ("20k", [40, 10, 10])] {

@@ -1,7 +1,7 @@
 //! A deformable body: rest mesh, per-element rest data, force model, mass, fixed vertices,
 //! damping, and the state `(x, v)`.
 
-use crate::fem::material::{build_model, ModelKind};
+use crate::fem::material::{build_model, build_viscosity, Dissipation, ModelKind, ViscosityKind};
 use crate::fem::{ElementSet, ForceModel, Lame, Mass, MassKind, MaterialError};
 use crate::mesh::{bounding_box, MeshError, TetMesh};
 use nalgebra::Vector3;
@@ -25,6 +25,8 @@ pub struct BodyDesc {
     pub density: f64,
     pub mass: MassKind,
     pub damping: Rayleigh,
+    /// Strain-rate damping or viscosity beside the Rayleigh damping.
+    pub viscosity: ViscosityKind,
     /// Vertices held at their rest position.
     pub fixed: Vec<u32>,
     pub velocity: Vector3<f64>,
@@ -50,6 +52,7 @@ impl BodyDesc {
             density,
             mass: MassKind::Lumped,
             damping: Rayleigh::default(),
+            viscosity: ViscosityKind::None,
             fixed: Vec::new(),
             velocity: Vector3::zeros(),
         }
@@ -72,6 +75,11 @@ impl BodyDesc {
         self.damping = Rayleigh { alpha, beta };
         self
     }
+
+    pub fn with_viscosity(mut self, viscosity: ViscosityKind) -> Self {
+        self.viscosity = viscosity;
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -84,6 +92,8 @@ pub enum BodyError {
     FixedOutOfRange { vertex: u32, n_vertices: usize },
     #[error("damping.{key} = {value}: must be a finite number ≥ 0")]
     Damping { key: &'static str, value: f64 },
+    #[error("viscosity.{key} = {value}: must be a finite number ≥ 0")]
+    Viscosity { key: &'static str, value: f64 },
     #[error("velocity has a non-finite component")]
     Velocity,
 }
@@ -99,6 +109,8 @@ pub struct Body {
     pub density: f64,
     pub mass: Mass,
     pub damping: Rayleigh,
+    /// Strain-rate damping or viscosity (`f_d = −D(x) v`), if any.
+    pub viscosity: Option<Box<dyn Dissipation>>,
     /// `fixed[i]`: vertex `i` is held in place.
     pub fixed: Vec<bool>,
     pub x: Vec<Vector3<f64>>,
@@ -118,6 +130,18 @@ impl Body {
                 return Err(BodyError::Damping { key, value });
             }
         }
+        let viscous = match desc.viscosity {
+            ViscosityKind::None => vec![],
+            ViscosityKind::StrainRate { d_mu, d_lambda } => {
+                vec![("d_mu", d_mu), ("d_lambda", d_lambda)]
+            }
+            ViscosityKind::LiesenfeldStolfi { eta1, eta2 } => vec![("eta1", eta1), ("eta2", eta2)],
+        };
+        for (key, value) in viscous {
+            if !(value >= 0.0 && value.is_finite()) {
+                return Err(BodyError::Viscosity { key, value });
+            }
+        }
         if !desc.velocity.iter().all(|c| c.is_finite()) {
             return Err(BodyError::Velocity);
         }
@@ -133,7 +157,8 @@ impl Body {
         }
         let elems = ElementSet::new(&desc.mesh);
         let mass = Mass::new(&elems, n, desc.density, desc.mass);
-        let model = build_model(desc.model, lame, &elems);
+        let model = build_model(desc.model, lame, &desc.mesh, &elems);
+        let viscosity = build_viscosity(desc.viscosity, &elems);
         let (lo, hi) = desc.mesh.bounding_box();
         let v = (0..n)
             .map(|i| {
@@ -156,6 +181,7 @@ impl Body {
             density: desc.density,
             mass,
             damping: desc.damping,
+            viscosity,
             fixed,
         })
     }

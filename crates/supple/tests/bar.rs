@@ -28,9 +28,7 @@ fn run(model: ModelKind, youngs: f64) -> (f64, f64) {
     (max_rel, y0 - w.bodies[0].x[tip].y)
 }
 
-const COROTATIONAL: ModelKind = ModelKind::Corotational {
-    tangent: CorotationalTangent::Rotated,
-};
+const COROTATIONAL: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
 
 /// The bundled scene's material (E = 1e5 Pa). This bar is so soft that the fibres at the
 /// clamp reach ±50–100 % strain while it swings: a compressible (ν = 0.33) material then

@@ -36,9 +36,7 @@ fn error(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
 fn converges_with_order_one() {
     for model in [
         ModelKind::Linear,
-        ModelKind::Corotational {
-            tangent: CorotationalTangent::Rotated,
-        },
+        ModelKind::corotational(CorotationalTangent::Rotated),
     ] {
         let t_end = 0.08;
         let reference = positions_at(model, t_end, 0.01 / 256.0);

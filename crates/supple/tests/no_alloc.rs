@@ -73,32 +73,24 @@ fn world_step_does_not_allocate() {
         let cases = [
             (
                 [10, 3, 3],
-                ModelKind::Corotational {
-                    tangent: CorotationalTangent::Rotated,
-                },
+                ModelKind::corotational(CorotationalTangent::Rotated),
                 MassKind::Lumped,
             ),
             ([10, 3, 3], ModelKind::Linear, MassKind::Consistent),
             (
                 [10, 3, 3],
-                ModelKind::Corotational {
-                    tangent: CorotationalTangent::Rotated,
-                },
+                ModelKind::corotational(CorotationalTangent::Rotated),
                 MassKind::Consistent,
             ),
             (
                 [10, 3, 3],
-                ModelKind::Corotational {
-                    tangent: CorotationalTangent::Exact,
-                },
+                ModelKind::corotational(CorotationalTangent::Exact),
                 MassKind::Lumped,
             ),
             // Large enough for the parallel element and vector paths.
             (
                 [80, 20, 20],
-                ModelKind::Corotational {
-                    tangent: CorotationalTangent::Rotated,
-                },
+                ModelKind::corotational(CorotationalTangent::Rotated),
                 MassKind::Lumped,
             ),
         ];
@@ -131,9 +123,7 @@ fn cholesky_step_does_not_allocate() {
         let cases = [
             (ModelKind::Linear, MassKind::Consistent, OrderingKind::Nd),
             (
-                ModelKind::Corotational {
-                    tangent: CorotationalTangent::Rotated,
-                },
+                ModelKind::corotational(CorotationalTangent::Rotated),
                 MassKind::Lumped,
                 OrderingKind::Amd,
             ),

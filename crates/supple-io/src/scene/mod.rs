@@ -9,7 +9,7 @@ use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
-use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::fem::material::{CorotationalTangent, ModelKind, ViscosityKind};
 use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
@@ -343,12 +343,10 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     }
     let model = match m.model {
         ModelName::Linear => ModelKind::Linear,
-        ModelName::Corotational => ModelKind::Corotational {
-            tangent: match m.tangent {
-                TangentName::Rotated => CorotationalTangent::Rotated,
-                TangentName::Exact => CorotationalTangent::Exact,
-            },
-        },
+        ModelName::Corotational => ModelKind::corotational(match m.tangent {
+            TangentName::Rotated => CorotationalTangent::Rotated,
+            TangentName::Exact => CorotationalTangent::Exact,
+        }),
     };
     Ok(BodyDesc {
         name: b.name.unwrap_or_else(|| format!("body{i}")),
@@ -366,6 +364,7 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
             alpha: b.damping.alpha,
             beta: b.damping.beta,
         },
+        viscosity: ViscosityKind::None,
         fixed,
     })
 }

@@ -293,10 +293,9 @@ mod tests {
         });
         let es = ElementSet::new(&mesh);
         let mut model = build_model(
-            ModelKind::Corotational {
-                tangent: CorotationalTangent::Rotated,
-            },
+            ModelKind::corotational(CorotationalTangent::Rotated),
             Lame::from_youngs_poisson(1e5, 0.33).unwrap(),
+            &mesh,
             &es,
         );
         let x: Vec<_> = mesh

@@ -4,6 +4,8 @@
 //! and Rayleigh damping `C = αM + βK`, one step solves
 //! `(M + h C + h² K) v⁺ = M v + h (f(x) + f_ext)`, i.e.
 //! `((1 + hα) M + (hβ + h²) K) v⁺ = M v + h (f(x) + M g)`, then `x⁺ = x + h v⁺`.
+//! A body's strain-rate damping or viscosity `f_d = −D(x) v` is taken implicitly too: `h D`
+//! joins the matrix.
 //! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG, or replaced by
 //! identity in the Cholesky factor).
 //!
@@ -77,6 +79,7 @@ impl Integrator for LinearizedBackwardEuler {
             model,
             mass,
             damping,
+            viscosity,
             fixed,
             x,
             v,
@@ -87,11 +90,15 @@ impl Integrator for LinearizedBackwardEuler {
         model.add_forces(elems, x, &mut self.force);
         let t1 = Instant::now();
 
-        let constant = model.tangent_is_constant();
+        let constant = model.tangent_is_constant() && viscosity.is_none();
         let changed = !(constant && self.assembled_for == Some(h));
         if changed {
+            // (1 + hα) M + h D_visc + (hβ + h²) K, as System::assemble(1, h, h²).
             self.a.set_zero();
             model.add_tangent(elems, x, h * damping.beta + h * h, &mut self.a);
+            if let Some(visc) = viscosity {
+                visc.add_matrix(elems, x, h, &mut self.a);
+            }
             mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
             self.assembled_for = constant.then_some(h);
         }
@@ -134,6 +141,8 @@ impl Integrator for LinearizedBackwardEuler {
             forces_s: (t1 - t0).as_secs_f64(),
             assembly_s: (t2 - t1).as_secs_f64(),
             solve_s: (t3 - t2).as_secs_f64(),
+            substeps: 1,
+            ..StepStats::default()
         }
     }
 }

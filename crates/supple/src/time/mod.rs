@@ -2,8 +2,10 @@
 //! constraints and [`crate::fem::ForceModel`], never which material it runs.
 
 mod backward_euler_linearized;
+pub mod system;
 
 pub use backward_euler_linearized::LinearizedBackwardEuler;
+pub use system::System;
 
 use crate::body::Body;
 pub use crate::linalg::LinearSolverKind;
@@ -25,6 +27,16 @@ pub struct StepStats {
     pub forces_s: f64,
     pub assembly_s: f64,
     pub solve_s: f64,
+    /// Newton iterations (summed over substeps; 0 for integrators without Newton).
+    pub newton_iterations: usize,
+    /// Final Newton residual `‖r‖ / ‖r₀‖` (0 without Newton).
+    pub newton_residual: f64,
+    /// Internal steps taken to cover the world's `dt` (1 for a plain step).
+    pub substeps: usize,
+    /// Rejected trial steps (adaptive integrators, the step ladder).
+    pub rejected_steps: usize,
+    /// Level `i` of the last internal step `T/2^i` (the step ladder; 0 otherwise).
+    pub dt_level: u32,
 }
 
 /// A time-stepping scheme for one body (holding that body's workspaces).

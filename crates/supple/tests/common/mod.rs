@@ -9,9 +9,7 @@ use supple::nalgebra::Vector3;
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 
-pub const COROTATIONAL: ModelKind = ModelKind::Corotational {
-    tangent: CorotationalTangent::Rotated,
-};
+pub const COROTATIONAL: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
 
 /// A box bar of `cells` cubes of size `h` along +x from the origin (E = 1e5 Pa, ν = 0.33,
 /// ρ = 1000 kg/m³), clamped at x = 0 when `clamp`.

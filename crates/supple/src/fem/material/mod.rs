@@ -102,20 +102,155 @@ pub fn von_mises(sigma: &Matrix3<f64>) -> f64 {
     (1.5 * s.norm_squared()).sqrt()
 }
 
-/// Which model a body uses, with its parameters.
+/// How a corotational model extracts each element's rotation from `F`
+/// (Hauth & Straßer 2004 §4.3, SOFA's `impl/rotations/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RotationMethod {
+    /// Polar decomposition: Newton on the rotation warm-started from the last step, Higham's
+    /// scaled iteration (eq. 4.15–4.17) and SVD as fallbacks.
+    #[default]
+    Polar,
+    /// Polar rotation from the SVD with the sign fix (robust to inversion).
+    Svd,
+    /// The Q of the QR decomposition of `F` (SOFA's "large"): not the polar rotation, depends
+    /// on the element's vertex order.
+    Qr,
+}
+
+/// Settings of the corotational model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CorotationalSettings {
+    pub tangent: CorotationalTangent,
+    pub rotation: RotationMethod,
+    /// Rotations (and the tangent with them) are refreshed every `update_every` calls of
+    /// `update_frames` (Hauth's update rate); 1 refreshes every step.
+    pub update_every: u32,
+}
+
+impl Default for CorotationalSettings {
+    fn default() -> Self {
+        Self {
+            tangent: CorotationalTangent::Rotated,
+            rotation: RotationMethod::Polar,
+            update_every: 1,
+        }
+    }
+}
+
+/// How the warped-stiffness model estimates its per-vertex rotation field (Müller et al. 2002
+/// §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RotationField {
+    /// `R = N′Nᵀ` from a frame built on two deterministically chosen edges of the vertex.
+    EdgeFrame,
+    /// Least squares over all the vertex's edges: the rotation of the SVD of the edge
+    /// correlation matrix (eq. 14–15).
+    #[default]
+    LeastSquares,
+}
+
+/// Which model a body uses, with its parameters. Elastic constants come separately as Lamé
+/// parameters (every model derives its own from them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ModelKind {
     Linear,
-    Corotational { tangent: CorotationalTangent },
+    Corotational(CorotationalSettings),
+    Warped {
+        field: RotationField,
+        /// Remove the net force and torque the warped forces put on the body (Müller §3.2).
+        ghost_correction: bool,
+    },
+    /// St.Venant–Kirchhoff (Green strain).
+    Stvk,
+    /// Hauth & Straßer §7.1: Green-strain volumetric part, corotated Cauchy shear part.
+    Hybrid,
+    /// Liesenfeld & Stolfi eq. 11–16 with `α` = bulk modulus, `β` = shear modulus.
+    LiesenfeldStolfi,
 }
 
-/// Builds the force model for `kind` with Lamé parameters `lame`.
-pub fn build_model(kind: ModelKind, lame: Lame, elems: &ElementSet) -> Box<dyn ForceModel> {
+impl ModelKind {
+    /// The corotational model with tangent `tangent`, polar rotations refreshed every step.
+    pub const fn corotational(tangent: CorotationalTangent) -> Self {
+        ModelKind::Corotational(CorotationalSettings {
+            tangent,
+            rotation: RotationMethod::Polar,
+            update_every: 1,
+        })
+    }
+
+    /// The scene name of the model.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ModelKind::Linear => "linear",
+            ModelKind::Corotational(_) => "corotational",
+            ModelKind::Warped { .. } => "warped",
+            ModelKind::Stvk => "stvk",
+            ModelKind::Hybrid => "hybrid",
+            ModelKind::LiesenfeldStolfi => "liesenfeld_stolfi",
+        }
+    }
+}
+
+/// Builds the force model for `kind` with Lamé parameters `lame`, for a body of `mesh`
+/// (rest shape) with element data `elems`.
+pub fn build_model(
+    kind: ModelKind,
+    lame: Lame,
+    mesh: &crate::mesh::TetMesh,
+    elems: &ElementSet,
+) -> Box<dyn ForceModel> {
+    let _ = mesh;
     match kind {
         ModelKind::Linear => Box::new(Linear::new(lame)),
-        ModelKind::Corotational { tangent } => {
-            Box::new(Corotational::new(lame, tangent, elems.len()))
+        ModelKind::Corotational(settings) => {
+            Box::new(Corotational::new(lame, settings.tangent, elems.len()))
         }
+        // MODEL-ARMS: one arm per model file below this line.
+        _ => todo!("model {} not built yet", kind.name()),
+    }
+}
+
+/// Velocity-dependent internal forces of a body beside its elastic model: strain-rate
+/// damping (Hauth & Straßer §4.2) or Liesenfeld–Stolfi viscosity (eq. 17–23).
+///
+/// Convention: the damping force is linear in the velocity, `f_d = −D(x) v`, with `D`
+/// symmetric positive semi-definite and `D(x) v = 0` for every rigid velocity field of `x`.
+pub trait Dissipation: Send + Sync + std::fmt::Debug {
+    /// The scene name (`strain_rate`, `liesenfeld_stolfi`).
+    fn name(&self) -> &'static str;
+    /// Adds `f_d = −D(x) v` into `f`.
+    fn add_forces(
+        &self,
+        elems: &ElementSet,
+        x: &[Vector3<f64>],
+        v: &[Vector3<f64>],
+        f: &mut [Vector3<f64>],
+    );
+    /// Adds `scale · D(x)` into `d` (a matrix on `elems.pattern`).
+    fn add_matrix(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, d: &mut BlockCsr);
+    /// Dissipated power `vᵀ D(x) v ≥ 0`.
+    fn power(&self, elems: &ElementSet, x: &[Vector3<f64>], v: &[Vector3<f64>]) -> f64;
+}
+
+/// Which dissipation a body has beside its Rayleigh damping.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ViscosityKind {
+    #[default]
+    None,
+    /// Strain-rate damping with damping Lamé parameters `dμ`, `dλ` (Pa·s): damping stress
+    /// `2 dμ Ė + dλ tr(Ė) I` of the Green strain rate (Hauth & Straßer §4.2).
+    StrainRate { d_mu: f64, d_lambda: f64 },
+    /// Liesenfeld & Stolfi viscous power with `η₁`, `η₂` (Pa·s), eq. 17–23.
+    LiesenfeldStolfi { eta1: f64, eta2: f64 },
+}
+
+/// Builds the dissipation of `kind`, or `None`.
+pub fn build_viscosity(kind: ViscosityKind, elems: &ElementSet) -> Option<Box<dyn Dissipation>> {
+    let _ = elems;
+    match kind {
+        ViscosityKind::None => None,
+        // VISCOSITY-ARMS: one arm per dissipation below this line.
+        _ => todo!("viscosity not built yet"),
     }
 }
 
@@ -170,10 +305,11 @@ mod stress_tests {
     use super::*;
     use crate::mesh::TetMesh;
 
-    fn unit_tet() -> (ElementSet, Vec<Vector3<f64>>) {
+    fn unit_tet() -> (TetMesh, ElementSet, Vec<Vector3<f64>>) {
         let x = vec![Vector3::zeros(), Vector3::x(), Vector3::y(), Vector3::z()];
         let mesh = TetMesh::new(x.clone(), vec![[0, 1, 2, 3]]).unwrap();
-        (ElementSet::new(&mesh), x)
+        let elems = ElementSet::new(&mesh);
+        (mesh, elems, x)
     }
 
     #[test]
@@ -189,11 +325,11 @@ mod stress_tests {
         // Stretch along x with the lateral contraction of uniaxial stress: σ = E ε e_x e_xᵀ.
         let (e_mod, nu, eps) = (1e5, 0.3, 1e-3);
         let lame = Lame::from_youngs_poisson(e_mod, nu).unwrap();
-        let (elems, x0) = unit_tet();
+        let (mesh, elems, x0) = unit_tet();
         let f = Matrix3::from_diagonal(&Vector3::new(1.0 + eps, 1.0 - nu * eps, 1.0 - nu * eps));
         let x: Vec<_> = x0.iter().map(|p| f * p).collect();
         let mut out = [Matrix3::zeros()];
-        let linear = build_model(ModelKind::Linear, lame, &elems);
+        let linear = build_model(ModelKind::Linear, lame, &mesh, &elems);
         assert!(linear.cauchy_stress(&elems, &x, &mut out));
         assert!((out[0][(0, 0)] - e_mod * eps).abs() < 1e-9 * e_mod);
         assert!((von_mises(&out[0]) - e_mod * eps).abs() < 1e-9 * e_mod);
@@ -203,10 +339,9 @@ mod stress_tests {
             nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), 0.5 * std::f64::consts::PI);
         let xr: Vec<_> = x.iter().map(|p| r * p).collect();
         let mut corot = build_model(
-            ModelKind::Corotational {
-                tangent: CorotationalTangent::Rotated,
-            },
+            ModelKind::corotational(CorotationalTangent::Rotated),
             lame,
+            &mesh,
             &elems,
         );
         corot.update_frames(&elems, &xr);
