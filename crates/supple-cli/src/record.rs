@@ -14,6 +14,48 @@ struct BodyTrack {
     iterations_sum: usize,
     iterations_max: usize,
     unconverged_steps: usize,
+    newton_sum: usize,
+    newton_max: usize,
+    substeps: usize,
+    rejected_steps: usize,
+}
+
+/// Total energy (kinetic + elastic + gravitational, all bodies) over the run, tracked after
+/// every step while every body's model has an energy.
+struct EnergyTrack {
+    initial: f64,
+    last: f64,
+    /// Largest `|E(t) − E(0)|`.
+    drift_max: f64,
+    /// Largest kinetic + elastic energy seen.
+    motion_max: f64,
+}
+
+impl EnergyTrack {
+    /// `max |E(t) − E(0)| / scale` with `scale = max(|E(0)|, max_t (kinetic + elastic))`: the
+    /// issue's `|E(0)|`, except that a body released from rest has `E(0) = 0` (gravitational
+    /// energy is measured from the rest pose), and then the energy of the motion is the scale.
+    fn rel_drift_max(&self) -> f64 {
+        let scale = self.initial.abs().max(self.motion_max);
+        if scale > 0.0 {
+            self.drift_max / scale
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The world's total energy and its kinetic + elastic part, or `None` when a body's model
+/// has no energy.
+fn total_energy(world: &mut World) -> Option<(f64, f64)> {
+    let gravity = world.gravity;
+    let (mut total, mut motion) = (0.0, 0.0);
+    for b in &mut world.bodies {
+        let m = b.elastic_energy()? + b.kinetic_energy();
+        motion += m;
+        total += m + b.potential_energy(&gravity);
+    }
+    Some((total, motion))
 }
 
 struct ProbeTrack {
@@ -25,12 +67,19 @@ struct ProbeTrack {
 pub struct Recorder {
     bodies: Vec<BodyTrack>,
     probes: Vec<(Probe, ProbeTrack)>,
+    energy: Option<EnergyTrack>,
     pub wall_ms: Vec<f64>,
     csv: std::io::BufWriter<std::fs::File>,
 }
 
 impl Recorder {
-    pub fn new(world: &World, probes: &[Probe], csv: std::fs::File) -> std::io::Result<Self> {
+    pub fn new(world: &mut World, probes: &[Probe], csv: std::fs::File) -> std::io::Result<Self> {
+        let energy = total_energy(world).map(|(e, motion)| EnergyTrack {
+            initial: e,
+            last: e,
+            drift_max: 0.0,
+            motion_max: motion,
+        });
         let bodies = world
             .bodies
             .iter()
@@ -41,6 +90,10 @@ impl Recorder {
                 iterations_sum: 0,
                 iterations_max: 0,
                 unconverged_steps: 0,
+                newton_sum: 0,
+                newton_max: 0,
+                substeps: 0,
+                rejected_steps: 0,
             })
             .collect();
         let tracks: Vec<(Probe, ProbeTrack)> = probes
@@ -63,6 +116,11 @@ impl Recorder {
                 "momentum_z",
                 "solver_iterations",
                 "solver_residual",
+                "newton_iterations",
+                "newton_residual",
+                "substeps",
+                "rejected_steps",
+                "dt_level",
             ] {
                 header.push(format!("{}.{col}", b.name));
             }
@@ -76,13 +134,21 @@ impl Recorder {
         Ok(Self {
             bodies,
             probes: tracks,
+            energy,
             wall_ms: Vec::new(),
             csv,
         })
     }
 
     /// Updates the running extremes after a step (`wall_ms` is that step's wall time).
-    pub fn after_step(&mut self, world: &World, wall_ms: f64) {
+    pub fn after_step(&mut self, world: &mut World, wall_ms: f64) {
+        if let Some(track) = &mut self.energy {
+            if let Some((e, motion)) = total_energy(world) {
+                track.last = e;
+                track.drift_max = track.drift_max.max((e - track.initial).abs());
+                track.motion_max = track.motion_max.max(motion);
+            }
+        }
         self.wall_ms.push(wall_ms);
         for ((t, b), s) in self
             .bodies
@@ -97,6 +163,10 @@ impl Recorder {
             t.iterations_sum += s.solver_iterations;
             t.iterations_max = t.iterations_max.max(s.solver_iterations);
             t.unconverged_steps += usize::from(!s.solver_converged);
+            t.newton_sum += s.newton_iterations;
+            t.newton_max = t.newton_max.max(s.newton_iterations);
+            t.substeps += s.substeps;
+            t.rejected_steps += s.rejected_steps;
         }
         for (p, t) in &mut self.probes {
             let x = world.bodies[p.body].x[p.vertex];
@@ -130,6 +200,11 @@ impl Recorder {
                 format!("{:.9e}", p.z),
                 s.solver_iterations.to_string(),
                 format!("{:.3e}", s.solver_residual),
+                s.newton_iterations.to_string(),
+                format!("{:.3e}", s.newton_residual),
+                s.substeps.to_string(),
+                s.rejected_steps.to_string(),
+                s.dt_level.to_string(),
             ]);
         }
         for (p, _) in &self.probes {
@@ -159,6 +234,9 @@ impl Recorder {
             wall_ms_per_step_median: median(&self.wall_ms),
             wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
             threads: rayon::current_num_threads(),
+            energy_total_initial: self.energy.as_ref().map(|e| e.initial),
+            energy_total_final: self.energy.as_ref().map(|e| e.last),
+            energy_rel_drift_max: self.energy.as_ref().map(EnergyTrack::rel_drift_max),
             bodies: world
                 .bodies
                 .iter()
@@ -177,6 +255,10 @@ impl Recorder {
                     solver_iterations_mean: t.iterations_sum as f64 / steps,
                     solver_iterations_max: t.iterations_max,
                     solver_unconverged_steps: t.unconverged_steps,
+                    newton_iterations_mean: t.newton_sum as f64 / steps,
+                    newton_iterations_max: t.newton_max,
+                    substeps: t.substeps,
+                    rejected_steps: t.rejected_steps,
                 })
                 .collect(),
             probes: self
@@ -226,6 +308,15 @@ pub struct Summary {
     pub wall_ms_per_step_median: f64,
     pub wall_ms_per_step_min: f64,
     pub threads: usize,
+    /// Total energy (kinetic + elastic + gravitational) at the start and end, and the largest
+    /// `|E(t) − E(0)|` over all steps relative to `max(|E(0)|, max_t (kinetic + elastic))`;
+    /// absent when a model has no energy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_total_initial: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_total_final: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_rel_drift_max: Option<f64>,
     pub bodies: Vec<BodySummary>,
     pub probes: Vec<ProbeSummary>,
 }
@@ -245,6 +336,11 @@ pub struct BodySummary {
     pub solver_iterations_mean: f64,
     pub solver_iterations_max: usize,
     pub solver_unconverged_steps: usize,
+    pub newton_iterations_mean: f64,
+    pub newton_iterations_max: usize,
+    /// Internal steps taken (adaptive integrators and the step ladder take several per step).
+    pub substeps: usize,
+    pub rejected_steps: usize,
 }
 
 #[derive(Serialize)]

@@ -50,7 +50,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&world, &scene.probes, csv)?;
+    let mut rec = Recorder::new(&mut world, &scene.probes, csv)?;
     let mut pvd: Vec<(f64, String)> = Vec::new();
     let every = scene.output.frame_every;
     let write_vtu_frames = scene.output.vtu;
@@ -131,7 +131,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     for _ in 0..steps {
         let t = Instant::now();
         let result = world.step();
-        rec.after_step(&world, t.elapsed().as_secs_f64() * 1e3);
+        rec.after_step(&mut world, t.elapsed().as_secs_f64() * 1e3);
         if let Err(d) = result {
             diverged = Some(d);
             break;

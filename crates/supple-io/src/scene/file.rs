@@ -114,6 +114,7 @@ pub(super) struct BodySection {
     pub(super) mass: MassName,
     #[serde(default)]
     pub(super) damping: DampingSection,
+    pub(super) viscosity: Option<ViscositySection>,
     #[serde(default)]
     pub(super) fixed: Vec<FixedSection>,
     #[serde(default)]
@@ -166,15 +167,30 @@ impl Default for TransformSection {
     }
 }
 
+/// `[body.material]`: the model, its elastic constants as exactly one of the pairs
+/// (`youngs`, `poisson`), (`mu`, `lambda`) or (`alpha`, `beta`) (bulk and shear modulus,
+/// Liesenfeld & Stolfi's native parameters), and the model's options.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MaterialSection {
     pub(super) model: ModelName,
-    pub(super) youngs: f64,
-    pub(super) poisson: f64,
+    pub(super) youngs: Option<f64>,
+    pub(super) poisson: Option<f64>,
+    pub(super) mu: Option<f64>,
+    pub(super) lambda: Option<f64>,
+    pub(super) alpha: Option<f64>,
+    pub(super) beta: Option<f64>,
     pub(super) density: f64,
-    #[serde(default)]
-    pub(super) tangent: TangentName,
+    /// Corotational only.
+    pub(super) tangent: Option<TangentName>,
+    /// Corotational only.
+    pub(super) rotation: Option<RotationName>,
+    /// Corotational only.
+    pub(super) update_every: Option<u32>,
+    /// Warped only.
+    pub(super) rotation_field: Option<RotationFieldName>,
+    /// Warped only.
+    pub(super) ghost_correction: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
@@ -182,6 +198,10 @@ pub(super) struct MaterialSection {
 pub(super) enum ModelName {
     Linear,
     Corotational,
+    Warped,
+    Stvk,
+    Hybrid,
+    LiesenfeldStolfi,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]
@@ -190,6 +210,29 @@ pub(super) enum TangentName {
     #[default]
     Rotated,
     Exact,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum RotationName {
+    Polar,
+    Svd,
+    Qr,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum RotationFieldName {
+    EdgeFrame,
+    LeastSquares,
+}
+
+/// `[body.viscosity]`: dissipation beside Rayleigh damping.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum ViscositySection {
+    StrainRate { d_mu: f64, d_lambda: f64 },
+    LiesenfeldStolfi { eta1: f64, eta2: f64 },
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, Default)]

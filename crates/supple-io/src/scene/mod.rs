@@ -9,7 +9,6 @@ use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
-use supple::fem::material::{CorotationalTangent, ModelKind, ViscosityKind};
 use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
@@ -18,6 +17,7 @@ use supple::world::World;
 use thiserror::Error;
 
 mod file;
+mod material;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 use file::*;
@@ -319,43 +319,21 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     }
     fixed.sort_unstable();
     fixed.dedup();
-    let m = &b.material;
-    // Check material values here so the message carries the key path.
-    let mkey = format!("{key}.material");
-    supple::fem::Lame::from_youngs_poisson(m.youngs, m.poisson)
-        .map_err(|e| format!("{mkey}.{e}"))?;
-    if !(m.density > 0.0 && m.density.is_finite()) {
-        return Err(format!(
-            "{mkey}.density = {}: must be a finite number above 0",
-            m.density
-        )
-        .into());
-    }
-    if m.model == ModelName::Linear && m.tangent != TangentName::Rotated {
-        return Err(
-            format!("{mkey}.tangent: only the corotational model has a tangent choice").into(),
-        );
-    }
+    let material = material::material(&b.material, &format!("{key}.material"))?;
+    let viscosity = material::viscosity(b.viscosity.as_ref(), &key)?;
     for (k, v) in [("alpha", b.damping.alpha), ("beta", b.damping.beta)] {
         if !(v >= 0.0 && v.is_finite()) {
             return Err(format!("{key}.damping.{k} = {v}: must be a finite number ≥ 0").into());
         }
     }
-    let model = match m.model {
-        ModelName::Linear => ModelKind::Linear,
-        ModelName::Corotational => ModelKind::corotational(match m.tangent {
-            TangentName::Rotated => CorotationalTangent::Rotated,
-            TangentName::Exact => CorotationalTangent::Exact,
-        }),
-    };
     Ok(BodyDesc {
         name: b.name.unwrap_or_else(|| format!("body{i}")),
         velocity: finite3(&format!("{key}.velocity"), b.velocity)?,
         mesh,
-        model,
-        youngs: m.youngs,
-        poisson: m.poisson,
-        density: m.density,
+        model: material.model,
+        youngs: material.youngs,
+        poisson: material.poisson,
+        density: b.material.density,
         mass: match b.mass {
             MassName::Lumped => MassKind::Lumped,
             MassName::Consistent => MassKind::Consistent,
@@ -364,7 +342,7 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
             alpha: b.damping.alpha,
             beta: b.damping.beta,
         },
-        viscosity: ViscosityKind::None,
+        viscosity,
         fixed,
     })
 }

@@ -5,9 +5,11 @@
 
 mod corotational;
 mod linear;
+mod viscosity;
 
 pub use corotational::{Corotational, CorotationalTangent};
 pub use linear::Linear;
+pub use viscosity::{newtonian_viscosities, LiesenfeldStolfiViscosity, StrainRateDamping};
 
 use super::elements::ElementBlocks;
 use super::ElementSet;
@@ -249,8 +251,13 @@ pub fn build_viscosity(kind: ViscosityKind, elems: &ElementSet) -> Option<Box<dy
     let _ = elems;
     match kind {
         ViscosityKind::None => None,
+        ViscosityKind::StrainRate { d_mu, d_lambda } => {
+            Some(Box::new(StrainRateDamping::new(d_mu, d_lambda)))
+        }
+        ViscosityKind::LiesenfeldStolfi { eta1, eta2 } => {
+            Some(Box::new(LiesenfeldStolfiViscosity::new(eta1, eta2)))
+        }
         // VISCOSITY-ARMS: one arm per dissipation below this line.
-        _ => todo!("viscosity not built yet"),
     }
 }
 

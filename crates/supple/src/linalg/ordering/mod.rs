@@ -11,7 +11,8 @@
 //! | `Amd` | `amd.rs` | approximate minimum degree, Amestoy, Davis & Duff 1996, via `faer` |
 //! | `GridNd` | `grid_nd.rs` | George 1973, regular nested dissection of a vertex grid |
 //! | `Mnd` | `mnd.rs` | Zhuang & Canny 1999 §5.1, modified nested dissection by element slabs |
-//! | `Nd` | `nd.rs` | graph nested dissection: geometric/BFS separators, FM-refined node separators |
+//! | `Nd` | `nd.rs` | graph nested dissection: geometric/BFS separators, FM-refined node separators; never more nnz(L) than `Amd` (the better of the two is kept) |
+//! | `NdPure` | `nd.rs` | the same dissection without the final comparison with `Amd` |
 //!
 //! Fill and flop counts of an ordering come from [`crate::linalg::symbolic::analyze`].
 
@@ -181,8 +182,11 @@ pub enum OrderingKind {
     GridNd { dims: [usize; 3] },
     /// Zhuang & Canny's modified nested dissection (median planes cutting slabs of cells).
     Mnd,
-    /// Graph nested dissection with refined node separators, for unstructured meshes.
+    /// Graph nested dissection with refined node separators, for unstructured meshes; at the
+    /// root, the better of that and `Amd` by nnz(L), so never more fill than `Amd`.
     Nd,
+    /// `Nd` without the comparison with `Amd` at the root (the dissection itself; for studies).
+    NdPure,
 }
 
 impl OrderingKind {
@@ -195,6 +199,7 @@ impl OrderingKind {
             Self::GridNd { .. } => "nd_grid",
             Self::Mnd => "mnd",
             Self::Nd => "nd",
+            Self::NdPure => "nd_pure",
         }
     }
 }
@@ -254,9 +259,9 @@ pub fn compute(kind: OrderingKind, input: &OrderingInput) -> Result<Permutation,
             check_cells(input.cells, n)?;
             mnd::mnd(n, input.positions, input.cells)
         }
-        OrderingKind::Nd => {
+        OrderingKind::Nd | OrderingKind::NdPure => {
             let pos = (input.positions.len() == n).then_some(input.positions);
-            nd::nd(input.graph, pos)?
+            nd::nd(input.graph, pos, kind == OrderingKind::Nd)?
         }
     };
     Permutation::new(perm)

@@ -31,7 +31,7 @@ impl Case {
         if let Some(dims) = self.dims {
             k.push(OrderingKind::GridNd { dims });
         }
-        k.extend([OrderingKind::Mnd, OrderingKind::Nd]);
+        k.extend([OrderingKind::Mnd, OrderingKind::Nd, OrderingKind::NdPure]);
         k
     }
 
@@ -133,7 +133,10 @@ fn permutation_checks_and_names() {
         .iter()
         .map(|k| k.name())
         .collect();
-    assert_eq!(names, ["natural", "random", "amd", "nd_grid", "mnd", "nd"]);
+    assert_eq!(
+        names,
+        ["natural", "random", "amd", "nd_grid", "mnd", "nd", "nd_pure"]
+    );
 }
 
 #[test]
@@ -320,5 +323,15 @@ fn ordering_report() {
                 s.flops
             );
         }
+    }
+}
+
+#[test]
+fn explore_tmp() {
+    for c in [[1usize, 1, 60], [2, 2, 40], [1, 2, 100], [3, 3, 30], [2, 3, 50], [4, 4, 4], [5, 5, 5], [1, 1, 200], [8, 1, 8], [12, 12, 1], [6, 6, 6]] {
+        let case = tet_box(c);
+        println!("tet {c:?}: amd {} nd {} pure {}", case.fill(OrderingKind::Amd), case.fill(OrderingKind::Nd), case.fill(OrderingKind::NdPure));
+        let case = hex_grid(c);
+        println!("hex {c:?}: amd {} nd {} pure {}", case.fill(OrderingKind::Amd), case.fill(OrderingKind::Nd), case.fill(OrderingKind::NdPure));
     }
 }

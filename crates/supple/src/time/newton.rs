@@ -1,0 +1,454 @@
+//! The Newton core shared by the implicit integrators (Hauth & Straßer 2004 §6: "a layered
+//! solver core ... several integration formulas and a Newton method with backtracking").
+//!
+//! Every implicit formula here is written as `x⁺ = ξ + γ u` for the unknown `u`:
+//! - **dynamic** (backward Euler, BDF(k)): `u = v⁺` the end-of-step velocity, and the formula
+//!   also gives `v⁺ = η + γ a⁺`, so `M a⁺ = f(x⁺, v⁺) + M g` becomes the residual
+//!   `r(u) = M (u − η) − γ (f(ξ + γ u, u) + M g)` with Jacobian
+//!   `∂r/∂u = M + γ D(x) + γ² K(x)` ([`System::assemble`] with `(1, γ, γ²)`);
+//! - **static**: `γ = 1`, `u` the displacement from `ξ`, `r(u) = −(f(ξ + u, 0) + M g)` with
+//!   Jacobian `K(x)` (`(0, 0, 1)`).
+//!
+//! The unknown is the velocity (not the positions) because fixed vertices then simply keep
+//! `u = 0`, and the matrix `M + γD + γ²K` stays well conditioned as `γ → 0`.
+//!
+//! One iteration solves `J δ = −r` with the body's [`LinearSolver`] and takes `u ← u + α δ`,
+//! `α = 1, ½, ¼, …` (at most [`MAX_CUTS`] cuts), the first `α` that passes Armijo's test on the
+//! merit `½‖r‖²`: `‖r(u + α δ)‖² ≤ (1 − 2 c α) ‖r(u)‖²`, `c = 10⁻⁴` (backtracking, Hauth §6 /
+//! Dennis & Schnabel §6.3). If no cut passes, the trial with the smallest `‖r‖` is taken when it
+//! decreases `‖r‖` at all; otherwise the iteration stops (stagnation, e.g. at round-off).
+//!
+//! Convergence: `‖r‖ ≤ tolerance · max(‖r₀‖, reference)` (`r₀` at the first guess; callers may
+//! give a `reference` scale, e.g. the load `‖M g‖` of a static solve), or `‖r‖` below a
+//! round-off floor `10⁻¹² · (‖M(u₀ − η)‖ + γ‖f₀‖ + γ‖M g‖)`; or `max_iterations` linear solves.
+//! Fixed vertices are excluded from `r` and keep `u = 0` (and `x⁺ = ξ`).
+//!
+//! Inexact Newton: a PCG tolerance in the settings is the loosest one used; each solve is
+//! tightened to `½ · target / ‖r‖` when that is smaller, so that the last iteration meets the
+//! Newton tolerance (one iteration for a linear model).
+//!
+//! Nothing here allocates after construction.
+
+use super::system::{zero_fixed, System};
+use super::{IntegratorError, StepStats};
+use crate::body::Body;
+use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind};
+use nalgebra::Vector3;
+use std::time::Instant;
+
+/// Line-search cuts per Newton iteration (the smallest step is `2⁻¹⁰ δ`).
+pub const MAX_CUTS: u32 = 10;
+/// Armijo's sufficient-decrease constant.
+const ARMIJO_C: f64 = 1e-4;
+/// Round-off floor of the residual, relative to the size of its terms.
+const NOISE: f64 = 1e-12;
+/// The tightest PCG tolerance the forcing rule asks for.
+const PCG_MIN_TOLERANCE: f64 = 1e-13;
+
+/// Settings of the Newton iteration of an implicit integrator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewtonSettings {
+    /// Stop when `‖r‖ ≤ tolerance · ‖r₀‖` (relative residual, in `(0, 1)`).
+    pub tolerance: f64,
+    /// At most this many Newton iterations (linear solves) per solve (≥ 1).
+    pub max_iterations: u32,
+    /// Backtracking line search on `‖r‖` (off: always the full Newton step).
+    pub line_search: bool,
+    /// The linear solver of each iteration. A PCG tolerance is the loosest one used (see the
+    /// module notes).
+    pub solver: LinearSolverKind,
+}
+
+impl Default for NewtonSettings {
+    fn default() -> Self {
+        Self {
+            tolerance: 1e-6,
+            max_iterations: 20,
+            line_search: true,
+            solver: LinearSolverKind::default(),
+        }
+    }
+}
+
+impl NewtonSettings {
+    /// Refuses a tolerance outside `(0, 1)`, zero iterations, or an unusable PCG setting.
+    pub fn validate(&self) -> Result<(), IntegratorError> {
+        let bad = |key, value, reason| Err(IntegratorError::Setting { key, value, reason });
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return bad(
+                "newton.tolerance",
+                self.tolerance,
+                "must be a number in (0, 1)",
+            );
+        }
+        if self.max_iterations == 0 {
+            return bad("newton.max_iterations", 0.0, "must be at least 1");
+        }
+        if let LinearSolverKind::Pcg(pcg) = self.solver {
+            if !(pcg.tolerance > 0.0 && pcg.tolerance.is_finite()) {
+                return bad(
+                    "newton.solver.tolerance",
+                    pcg.tolerance,
+                    "must be a finite number above 0",
+                );
+            }
+            if pcg.max_iterations == 0 {
+                return bad("newton.solver.max_iterations", 0.0, "must be at least 1");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One implicit formula `x⁺ = ξ + γ u` (see the module notes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Formula<'a> {
+    pub xi: &'a [Vector3<f64>],
+    /// `Some(η)`: dynamic, `u = v⁺ = η + γ a⁺`. `None`: static, `u` a displacement.
+    pub eta: Option<&'a [Vector3<f64>]>,
+    pub gamma: f64,
+    /// The (possibly ramped) gravity of the load `M g`.
+    pub gravity: Vector3<f64>,
+    /// A scale for the convergence test beside `‖r₀‖` (0 for none).
+    pub reference: f64,
+}
+
+/// What one Newton solve did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct NewtonStats {
+    pub iterations: usize,
+    /// Final `‖r‖ / max(‖r₀‖, reference)`.
+    pub residual: f64,
+    pub converged: bool,
+    pub linear_iterations: usize,
+    /// Largest relative residual of the linear solves, and whether all converged.
+    pub solver_residual: f64,
+    pub solver_converged: bool,
+    pub factorized: bool,
+    pub forces_s: f64,
+    pub assembly_s: f64,
+    pub solve_s: f64,
+}
+
+impl NewtonStats {
+    /// Adds this solve to the statistics of a step (several solves per step: the BDF3 start,
+    /// load steps); the Newton residual is that of the last solve.
+    pub fn add_to(&self, s: &mut StepStats) {
+        s.newton_iterations += self.iterations;
+        s.newton_residual = self.residual;
+        s.solver_iterations += self.linear_iterations;
+        s.solver_residual = s.solver_residual.max(self.solver_residual);
+        s.solver_converged = if s.substeps == 0 {
+            self.solver_converged
+        } else {
+            s.solver_converged && self.solver_converged
+        };
+        s.factorized |= self.factorized;
+        s.forces_s += self.forces_s;
+        s.assembly_s += self.assembly_s;
+        s.solve_s += self.solve_s;
+        s.substeps += 1;
+    }
+}
+
+/// The Newton solver of one body, with its workspaces.
+#[derive(Debug)]
+pub(crate) struct Newton {
+    pub settings: NewtonSettings,
+    system: System,
+    solver: LinearSolver,
+    a: BlockCsr,
+    /// Coefficients `(cm, cd, ck)` of the matrix kept in `a` (models with a constant one).
+    kept: Option<[f64; 3]>,
+    /// The unknown: holds the first guess on entry to [`solve`](Self::solve), the solution after.
+    pub u: Vec<Vector3<f64>>,
+    /// Positions `ξ + γ u` of the solution.
+    pub x: Vec<Vector3<f64>>,
+    /// `−r(u)`, the out-of-balance force (the right-hand side of `J δ = −r`).
+    g: Vec<Vector3<f64>>,
+    u_trial: Vec<Vector3<f64>>,
+    x_trial: Vec<Vector3<f64>>,
+    g_trial: Vec<Vector3<f64>>,
+    f: Vec<Vector3<f64>>,
+    mv: Vec<Vector3<f64>>,
+    delta: Vec<Vector3<f64>>,
+    partials: Vec<f64>,
+    /// `‖r‖` after each iteration (index 0: the first guess).
+    history: Vec<f64>,
+}
+
+impl Newton {
+    pub fn new(body: &Body, settings: NewtonSettings) -> Result<Self, IntegratorError> {
+        settings.validate()?;
+        let solver = LinearSolver::new(
+            &settings.solver,
+            &body.elems.pattern,
+            &body.mesh.positions,
+            &body.mesh.tets,
+        )
+        .map_err(|source| IntegratorError::Solver {
+            body: body.name.clone(),
+            source,
+        })?;
+        let n = body.n_vertices();
+        let zero = vec![Vector3::zeros(); n];
+        Ok(Self {
+            settings,
+            system: System::new(body),
+            solver,
+            a: BlockCsr::zeros(body.elems.pattern.clone()),
+            kept: None,
+            u: zero.clone(),
+            x: zero.clone(),
+            g: zero.clone(),
+            u_trial: zero.clone(),
+            x_trial: zero.clone(),
+            g_trial: zero.clone(),
+            f: zero.clone(),
+            mv: zero.clone(),
+            delta: zero,
+            partials: vec![0.0; par::n_chunks(n)],
+            history: Vec::with_capacity(settings.max_iterations as usize + 1),
+        })
+    }
+
+    /// `‖r‖` of the first guess and after each iteration of the last solve.
+    pub fn history(&self) -> &[f64] {
+        &self.history
+    }
+
+    /// Solves `r(u) = 0` for the formula `form`, starting from `self.u`; the solution is left
+    /// in `self.u` and its positions in `self.x`. The body's state is not touched (its model's
+    /// frames are left at a trial point).
+    pub fn solve(&mut self, body: &mut Body, form: &Formula) -> NewtonStats {
+        let mut stats = NewtonStats {
+            solver_converged: true,
+            ..NewtonStats::default()
+        };
+        zero_fixed(&body.fixed, &mut self.u);
+        self.history.clear();
+        let t0 = Instant::now();
+        let mut norm = self.eval_current(body, form);
+        let floor = NOISE * self.noise_scale(body, form);
+        stats.forces_s += t0.elapsed().as_secs_f64();
+        self.history.push(norm);
+        let r_ref = norm.max(form.reference);
+        let target = (self.settings.tolerance * r_ref).max(floor);
+        let coeffs = match form.eta {
+            Some(_) => [1.0, form.gamma, form.gamma * form.gamma],
+            None => [0.0, 0.0, 1.0],
+        };
+        let base_tolerance = match &self.solver {
+            LinearSolver::Pcg { settings, .. } => settings.tolerance,
+            LinearSolver::Cholesky(_) => 0.0,
+        };
+
+        while !(norm <= target) && stats.iterations < self.settings.max_iterations as usize {
+            // Jacobian J = cm M + cd D + ck K at the current u (frames are at self.x).
+            let t0 = Instant::now();
+            let constant = System::matrix_is_constant(body);
+            let changed = !(constant && self.kept == Some(coeffs));
+            if changed {
+                let [cm, cd, ck] = coeffs;
+                self.system
+                    .assemble(body, &self.x, cm, cd, ck, &mut self.a);
+                self.kept = constant.then_some(coeffs);
+            }
+            let t1 = Instant::now();
+            if let LinearSolver::Pcg { settings, .. } = &mut self.solver {
+                settings.tolerance =
+                    (0.5 * target / norm).clamp(PCG_MIN_TOLERANCE.min(base_tolerance), base_tolerance);
+            }
+            self.delta.fill(Vector3::zeros());
+            let s = self
+                .solver
+                .solve(&self.a, changed, &self.g, &body.fixed, &mut self.delta);
+            let t2 = Instant::now();
+            stats.assembly_s += (t1 - t0).as_secs_f64();
+            stats.solve_s += (t2 - t1).as_secs_f64();
+            stats.iterations += 1;
+            stats.linear_iterations += s.iterations;
+            stats.solver_residual = stats.solver_residual.max(s.relative_residual);
+            stats.solver_converged &= s.converged;
+            stats.factorized |= s.factorized;
+
+            let t0 = Instant::now();
+            let accepted = self.line_search(body, form, norm);
+            stats.forces_s += t0.elapsed().as_secs_f64();
+            match accepted {
+                Some(n) => norm = n,
+                None => break,
+            }
+            self.history.push(norm);
+        }
+        if let LinearSolver::Pcg { settings, .. } = &mut self.solver {
+            settings.tolerance = base_tolerance;
+        }
+        stats.converged = norm <= target;
+        stats.residual = if r_ref > 0.0 { norm / r_ref } else { 0.0 };
+        stats
+    }
+
+    /// Takes `u + α δ` for the first `α = 2⁻ʲ` passing Armijo's test (or the full step without
+    /// a line search, or the best trial when none passes but one decreases `‖r‖`). Returns the
+    /// new `‖r‖`, or `None` (and keeps `u`) when no trial decreases it.
+    fn line_search(&mut self, body: &mut Body, form: &Formula, norm: f64) -> Option<f64> {
+        let mut alpha = 1.0;
+        let mut best = (f64::INFINITY, 0.0);
+        for cut in 0..=MAX_CUTS {
+            let n_trial = self.eval_trial(body, form, alpha);
+            if !self.settings.line_search
+                || n_trial * n_trial <= (1.0 - 2.0 * ARMIJO_C * alpha) * norm * norm
+            {
+                self.accept();
+                return Some(n_trial);
+            }
+            if n_trial < best.0 {
+                best = (n_trial, alpha);
+            }
+            if cut < MAX_CUTS {
+                alpha *= 0.5;
+            }
+        }
+        if !(best.0 < norm) {
+            return None;
+        }
+        if best.1 != alpha {
+            self.eval_trial(body, form, best.1);
+        }
+        self.accept();
+        Some(best.0)
+    }
+
+    fn accept(&mut self) {
+        std::mem::swap(&mut self.u, &mut self.u_trial);
+        std::mem::swap(&mut self.x, &mut self.x_trial);
+        std::mem::swap(&mut self.g, &mut self.g_trial);
+    }
+
+    /// Evaluates `−r` at `self.u` into `self.x`, `self.g`; returns `‖r‖`.
+    fn eval_current(&mut self, body: &mut Body, form: &Formula) -> f64 {
+        residual(
+            &mut self.system,
+            body,
+            form,
+            &self.u,
+            Buffers {
+                x: &mut self.x,
+                g: &mut self.g,
+                f: &mut self.f,
+                mv: &mut self.mv,
+                partials: &mut self.partials,
+            },
+        )
+    }
+
+    /// Evaluates `−r` at `u + α δ` into the trial buffers; returns `‖r‖`.
+    fn eval_trial(&mut self, body: &mut Body, form: &Formula, alpha: f64) -> f64 {
+        let (u, delta, fixed) = (&self.u, &self.delta, &body.fixed);
+        par::for_each_mut(&mut self.u_trial, |i, ut| {
+            *ut = if fixed[i] {
+                Vector3::zeros()
+            } else {
+                u[i] + alpha * delta[i]
+            }
+        });
+        residual(
+            &mut self.system,
+            body,
+            form,
+            &self.u_trial,
+            Buffers {
+                x: &mut self.x_trial,
+                g: &mut self.g_trial,
+                f: &mut self.f,
+                mv: &mut self.mv,
+                partials: &mut self.partials,
+            },
+        )
+    }
+
+    /// The size of the residual's terms at the first guess (`f`, `mv` still hold them):
+    /// `‖M(u₀ − η)‖ + γ‖f₀‖ + γ‖M g‖` over the free vertices.
+    fn noise_scale(&mut self, body: &Body, form: &Formula) -> f64 {
+        let (f, mv, fixed) = (&self.f, &self.mv, &body.fixed);
+        let free = |i: usize, v: &Vector3<f64>| if fixed[i] { 0.0 } else { v.norm_squared() };
+        let n = f.len();
+        let nf = par::sum(n, &mut self.partials, |i| free(i, &f[i])).sqrt();
+        let nm = match form.eta {
+            Some(_) => par::sum(n, &mut self.partials, |i| free(i, &mv[i])).sqrt(),
+            None => 0.0,
+        };
+        nm + form.gamma * (nf + load_norm(body, &form.gravity))
+    }
+}
+
+/// `‖M g‖` over the free vertices (the lumped masses are the row sums of either mass matrix).
+pub(crate) fn load_norm(body: &Body, gravity: &Vector3<f64>) -> f64 {
+    let m2: f64 = body
+        .mass
+        .lumped
+        .iter()
+        .zip(&body.fixed)
+        .filter(|(_, &f)| !f)
+        .map(|(m, _)| m * m)
+        .sum();
+    m2.sqrt() * gravity.norm()
+}
+
+/// Output buffers of one residual evaluation.
+struct Buffers<'a> {
+    x: &'a mut [Vector3<f64>],
+    g: &'a mut [Vector3<f64>],
+    f: &'a mut [Vector3<f64>],
+    mv: &'a mut [Vector3<f64>],
+    partials: &'a mut [f64],
+}
+
+/// Writes `x = ξ + γ u` (fixed vertices: `ξ`), the forces at `x`, and `g = −r(u)` (zero on
+/// fixed vertices); returns `‖r‖`. Refreshes the model's frames at `x`.
+fn residual(
+    system: &mut System,
+    body: &mut Body,
+    form: &Formula,
+    u: &[Vector3<f64>],
+    out: Buffers,
+) -> f64 {
+    let Buffers {
+        x,
+        g,
+        f,
+        mv,
+        partials,
+    } = out;
+    let (xi, gamma, fixed) = (form.xi, form.gamma, &body.fixed);
+    par::for_each_mut(x, |i, xi_out| {
+        *xi_out = if fixed[i] {
+            xi[i]
+        } else {
+            xi[i] + gamma * u[i]
+        }
+    });
+    match form.eta {
+        Some(eta) => {
+            // g = γ (f(x, u) + M g) − M (u − η)   (the negative of r).
+            system.forces(body, x, u, &form.gravity, true, f);
+            par::for_each_mut(g, |i, gi| *gi = u[i] - eta[i]);
+            body.mass.mul_vec(&body.elems, g, mv);
+            let (f, mv) = (&*f, &*mv);
+            par::for_each_mut(g, |i, gi| *gi = gamma * f[i] - mv[i]);
+        }
+        None => {
+            // g = f_el(x) + M g: at v = 0 no damping force acts (and System::forces would
+            // assemble K for a Rayleigh β only to multiply it by zero).
+            body.model.update_frames(&body.elems, x);
+            let (lumped, load) = (&body.mass.lumped, form.gravity);
+            par::for_each_mut(f, |i, fi| *fi = lumped[i] * load);
+            body.model.add_forces(&body.elems, x, f);
+            g.copy_from_slice(f);
+        }
+    }
+    zero_fixed(fixed, g);
+    let g = &*g;
+    par::sum(g.len(), partials, |i| g[i].norm_squared()).sqrt()
+}
