@@ -221,3 +221,111 @@ fn cholesky_solver_keys_build_a_prefactored_world() {
         "{e}"
     );
 }
+
+#[test]
+fn material_options_and_native_constants() {
+    use supple::fem::material::{
+        CorotationalSettings, CorotationalTangent, ModelKind, RotationField, RotationMethod,
+        ViscosityKind,
+    };
+    let with = |material: &str| {
+        BASE.replace(
+            "material = { model = \"corotational\", youngs = 1e5, poisson = 0.33, density = 1000.0 }",
+            &format!("material = {{ {material}, density = 1000.0 }}"),
+        )
+    };
+    let body = |material: &str| {
+        parse_scene(&with(material), Path::new("test.toml"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .bodies
+            .remove(0)
+    };
+    let b = body("model = \"corotational\", youngs = 1e5, poisson = 0.33, rotation = \"qr\", update_every = 4");
+    assert_eq!(
+        b.model,
+        ModelKind::Corotational(CorotationalSettings {
+            tangent: CorotationalTangent::Rotated,
+            rotation: RotationMethod::Qr,
+            update_every: 4,
+        })
+    );
+    let b = body("model = \"warped\", youngs = 1e5, poisson = 0.33, rotation_field = \"edge_frame\", ghost_correction = false");
+    assert_eq!(
+        b.model,
+        ModelKind::Warped {
+            field: RotationField::EdgeFrame,
+            ghost_correction: false
+        }
+    );
+    // Lamé parameters and Liesenfeld–Stolfi's bulk/shear moduli map to the same (E, ν).
+    let (mu, lambda) = (2.0e4, 5.0e4);
+    let e = mu * (3.0 * lambda + 2.0 * mu) / (lambda + mu);
+    let nu = lambda / (2.0 * (lambda + mu));
+    for m in [
+        format!("model = \"stvk\", mu = {mu}, lambda = {lambda}"),
+        format!(
+            "model = \"liesenfeld_stolfi\", alpha = {}, beta = {mu}",
+            lambda + 2.0 / 3.0 * mu
+        ),
+    ] {
+        let b = body(&m);
+        assert!((b.youngs / e - 1.0).abs() < 1e-12, "{m}: {}", b.youngs);
+        assert!((b.poisson / nu - 1.0).abs() < 1e-12, "{m}: {}", b.poisson);
+    }
+    assert_eq!(body("model = \"hybrid\", youngs = 1e5, poisson = 0.3").model, ModelKind::Hybrid);
+
+    // Viscosity.
+    let text = format!("{BASE}viscosity = {{ kind = \"strain_rate\", d_mu = 1.0, d_lambda = 10.0 }}\n");
+    let s = parse_scene(&text, Path::new("test.toml")).unwrap();
+    assert_eq!(
+        s.bodies[0].viscosity,
+        ViscosityKind::StrainRate {
+            d_mu: 1.0,
+            d_lambda: 10.0
+        }
+    );
+    let text = format!("{BASE}viscosity = {{ kind = \"liesenfeld_stolfi\", eta1 = -1.0, eta2 = 0.0 }}\n");
+    assert_eq!(
+        err(&text),
+        "test.toml: body[0].viscosity.eta1 = -1: must be a finite number ≥ 0"
+    );
+
+    // Refusals name the key.
+    let refusals = [
+        (
+            "model = \"linear\", youngs = 1e5, poisson = 0.3, rotation = \"svd\"",
+            "body[0].material.rotation: only the corotational model has this option",
+        ),
+        (
+            "model = \"corotational\", youngs = 1e5, poisson = 0.3, ghost_correction = true",
+            "body[0].material.ghost_correction: only the warped model has this option",
+        ),
+        (
+            "model = \"stvk\", youngs = 1e5, mu = 3.0",
+            "body[0].material: give the elastic constants once: both youngs/poisson and mu/lambda are set",
+        ),
+        (
+            "model = \"stvk\", mu = 3.0",
+            "body[0].material.lambda: missing (it goes with mu)",
+        ),
+        (
+            "model = \"liesenfeld_stolfi\", alpha = 1e5, beta = 0.0",
+            "body[0].material.beta = 0: must be a finite number above 0 (the shear modulus)",
+        ),
+        (
+            "model = \"corotational\", youngs = 1e5, poisson = 0.3, update_every = 0",
+            "body[0].material.update_every = 0: must be at least 1",
+        ),
+        (
+            "model = \"corotational\", youngs = 1e5, poisson = 0.3, rotation = \"qr\", tangent = \"exact\"",
+            "body[0].material.tangent = \"exact\": the exact tangent needs the polar rotation (rotation = \"polar\" or \"svd\"); QR rotations have no energy to differentiate",
+        ),
+    ];
+    for (m, expected) in refusals {
+        assert_eq!(err(&with(m)), format!("test.toml: {expected}"), "{m}");
+    }
+    let e = err(&with("model = \"stvk\", density2 = 1.0"));
+    assert!(e.contains("unknown field `density2`"), "{e}");
+    let e = err(&with("model = \"stvk\""));
+    assert!(e.contains("give the elastic constants as youngs and poisson"), "{e}");
+}
