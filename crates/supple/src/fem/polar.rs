@@ -144,6 +144,52 @@ fn newton_polar(f: &Matrix3<f64>) -> Option<Matrix3<f64>> {
     None
 }
 
+/// The rotation `Q` of the QR decomposition `M = Q T` with `T` upper triangular and a positive
+/// diagonal: Gram–Schmidt on the columns of `M` in order (SOFA's "large" rotation when `M`
+/// holds an element's edges `[x₁ − x₀, x₂ − x₀, x₃ − x₀]`).
+///
+/// `q₀ = m₀/|m₀|`, `q₁` the normalized part of `m₁` orthogonal to `q₀` (projected twice, which
+/// keeps `q₀·q₁` at round-off even for nearly parallel columns), `q₂ = q₀ × q₁`. The third
+/// column is the cross product, not the third Gram–Schmidt vector, so `Q` is a proper rotation
+/// for every `M`: it is the Gram–Schmidt `Q` when `det M > 0`, and for an inverted `M` it
+/// differs from it by the sign of `q₂` (then `T₂₂ < 0`). For `M = R U` with `U` upper
+/// triangular with `U₀₀, U₁₁ > 0`, the result is `R`. Returns `None` when the first two
+/// columns are (nearly) parallel or zero: there is no frame to build.
+pub fn qr_rotation(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+    let (m0, m1) = (m.column(0).into_owned(), m.column(1).into_owned());
+    let n0 = m0.norm();
+    if !(n0 > 0.0 && n0.is_finite()) {
+        return None;
+    }
+    let q0 = m0 / n0;
+    let mut u1 = m1 - q0 * q0.dot(&m1);
+    u1 -= q0 * q0.dot(&u1);
+    let n1 = u1.norm();
+    if !(n1 > QR_MIN_REL_SINE * m1.norm()) {
+        return None;
+    }
+    let q1 = u1 / n1;
+    Some(Matrix3::from_columns(&[q0, q1, q0.cross(&q1)]))
+}
+
+/// Smallest sine between the first two columns for which [`qr_rotation`] builds a frame.
+const QR_MIN_REL_SINE: f64 = 1e-10;
+
+/// Hauth & Straßer 2004 §4.5 / Higham: the polar rotation by a QR decomposition `F = Q T`
+/// followed by the scaled Newton iteration (eq. 4.16–4.17) on `T`: `R = Q · polar(T)`
+/// (`det F > 0` assumed; `None` where the iteration fails).
+///
+/// Kept for measurement only (the `rotation` path does not use it): the scaled iteration is
+/// equivariant, `X → QX` maps its iterates one to one (`(QX)⁻ᵀ = QX⁻ᵀ`, and the Frobenius
+/// scaling `γ` is unchanged), so starting from `T` takes exactly the iterations that
+/// starting from `F` takes, and the QR costs extra. Singular `F`, the case the paper adds the
+/// QR for, goes to the SVD path here.
+#[cfg(test)]
+fn newton_polar_qr(f: &Matrix3<f64>) -> Option<Matrix3<f64>> {
+    let q = qr_rotation(f)?;
+    Some(q * newton_polar(&q.tr_mul(f))?)
+}
+
 /// Rotation from the SVD with the sign fix for reflections.
 pub fn svd_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let svd = f.svd(true, true);
@@ -228,6 +274,100 @@ mod tests {
         ] {
             let a = rotation_near(&f, &Matrix3::identity());
             assert!(is_rotation(&a) && (a - rotation(&f)).norm() < 1e-12, "{f}");
+        }
+    }
+
+    /// A rotation times an upper triangular matrix with a positive diagonal.
+    fn rotated_triangular(rnd: &mut impl FnMut() -> f64) -> (Matrix3<f64>, Matrix3<f64>) {
+        let q = Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
+        let mut u = Matrix3::from_fn(|i, j| if i < j { 0.5 * rnd() } else { 0.0 });
+        for k in 0..3 {
+            u[(k, k)] = 1.0 + 0.5 * rnd();
+        }
+        (q, u)
+    }
+
+    #[test]
+    fn qr_rotation_is_the_rotation_of_rotated_triangular_matrices() {
+        let mut lcg = Lcg(31);
+        let mut rnd = || lcg.uniform();
+        for _ in 0..200 {
+            let (q, u) = rotated_triangular(&mut rnd);
+            let r = qr_rotation(&(q * u)).unwrap();
+            assert!(is_rotation(&r));
+            assert!((r - q).norm() < 1e-12, "{}", (r - q).norm());
+            // Qᵀ F is upper triangular with a positive diagonal.
+            let t = r.tr_mul(&(q * u));
+            assert!(t[(1, 0)].abs() + t[(2, 0)].abs() + t[(2, 1)].abs() < 1e-12);
+            assert!((0..3).all(|k| t[(k, k)] > 0.0));
+            // Not the polar rotation unless U is diagonal...
+            let d = Matrix3::from_diagonal(&u.diagonal());
+            assert!((rotation(&(q * u)) - q).norm() > 1e-6);
+            // ...where the two agree.
+            assert!((qr_rotation(&(q * d)).unwrap() - rotation(&(q * d))).norm() < 1e-12);
+        }
+        // Inverted: still a proper rotation, with q₀, q₁ from the first two columns.
+        let f = Matrix3::from_diagonal(&nalgebra::Vector3::new(1.0, 2.0, -0.5));
+        let r = qr_rotation(&f).unwrap();
+        assert!(is_rotation(&r) && (r - Matrix3::identity()).norm() < 1e-15);
+        // Parallel or zero leading columns have no frame.
+        assert!(qr_rotation(&Matrix3::new(1.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 1.0)).is_none());
+        assert!(qr_rotation(&Matrix3::zeros()).is_none());
+    }
+
+    #[test]
+    fn every_method_gives_a_proper_rotation_and_svd_agrees_with_polar() {
+        let mut lcg = Lcg(77);
+        let mut rnd = || lcg.uniform();
+        for k in 0..300 {
+            let q =
+                Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
+            let f = q * (Matrix3::identity() + 0.3 * Matrix3::from_fn(|_, _| rnd()));
+            let r0 = Rotation3::from_euler_angles(rnd(), rnd(), rnd()).into_inner();
+            let (p, w, s) = (rotation(&f), rotation_near(&f, &r0), svd_rotation(&f));
+            let qr = qr_rotation(&f).unwrap();
+            for r in [p, w, s, qr] {
+                assert!(is_rotation(&r), "{k}: {r}");
+            }
+            assert!((p - s).norm() < 1e-10 && (w - s).norm() < 1e-10, "{k}");
+            // With the QR pre-step (Hauth & Straßer §4.5) the iteration reaches the same R.
+            assert!((newton_polar_qr(&f).unwrap() - p).norm() < 1e-12, "{k}");
+        }
+    }
+
+    /// Times the cold Higham iteration with and without the QR pre-step of Hauth & Straßer
+    /// §4.5. Run with `cargo test --release -p supple --lib polar -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn time_higham_with_and_without_qr_prestep() {
+        let mut lcg = Lcg(5);
+        let mut rnd = || lcg.uniform();
+        for stretch in [0.05, 0.3, 0.8] {
+            let fs: Vec<_> = (0..200_000)
+                .map(|_| {
+                    let q = Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd())
+                        .into_inner();
+                    let s = Matrix3::identity() + stretch * Matrix3::from_fn(|_, _| rnd());
+                    q * (s + s.transpose()) * 0.5
+                })
+                .filter(|f| f.determinant() > 0.1)
+                .collect();
+            let time = |g: &dyn Fn(&Matrix3<f64>) -> Option<Matrix3<f64>>| {
+                let t = std::time::Instant::now();
+                let mut acc = 0.0;
+                for f in &fs {
+                    acc += g(f).map_or(0.0, |r| r[(0, 0)]);
+                }
+                (t.elapsed().as_secs_f64() * 1e9 / fs.len() as f64, acc)
+            };
+            for _ in 0..2 {
+                let (plain, a) = time(&|f| newton_polar(f));
+                let (qr, b) = time(&|f| newton_polar_qr(f));
+                println!(
+                    "stretch {stretch}: Higham {plain:.1} ns, QR + Higham {qr:.1} ns ({} F, sums {a:.6} {b:.6})",
+                    fs.len()
+                );
+            }
         }
     }
 

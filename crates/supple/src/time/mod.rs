@@ -1,10 +1,24 @@
 //! Time integrators. An integrator advances one body by `dt`; it sees the body's mass,
 //! constraints and [`crate::fem::ForceModel`], never which material it runs.
 
+mod backward_euler;
 mod backward_euler_linearized;
+mod bdf;
+mod newton;
+mod newmark;
+mod rkf45;
+mod static_solve;
+mod symplectic_euler;
 pub mod system;
 
+pub use backward_euler::BackwardEuler;
 pub use backward_euler_linearized::LinearizedBackwardEuler;
+pub use bdf::Bdf;
+pub use newmark::Newmark;
+pub use newton::NewtonSettings;
+pub use rkf45::{Rkf45, Rkf45Settings};
+pub use static_solve::StaticEquilibrium;
+pub use symplectic_euler::{CourantBound, SymplecticEuler, COURANT_SAFETY};
 pub use system::System;
 
 use crate::body::Body;
@@ -43,6 +57,16 @@ pub struct StepStats {
 pub trait Integrator: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
     fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats;
+    /// Start-up information for the user, one line each (e.g. an explicit scheme's Courant
+    /// bound, a factorization plan); the CLI prints it before the run.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// End-of-run counters as `(name, value)` pairs (factorizations, substeps per ladder
+    /// level, accepted and rejected steps), cumulative since construction.
+    fn counters(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
 }
 
 /// The first guess of an implicit step's linear solve.
@@ -65,13 +89,45 @@ pub enum IntegratorKind {
         solver: LinearSolverKind,
         warm_start: WarmStart,
     },
+    /// Backward Euler solved by Newton's method ([`BackwardEuler`]).
+    BackwardEuler { newton: NewtonSettings },
+    /// Fixed-step BDF of `order` 2 or 3 solved by Newton's method ([`Bdf`]).
+    Bdf { order: u8, newton: NewtonSettings },
+    /// Static equilibrium with the load ramped in `load_steps` increments ([`StaticEquilibrium`]).
+    Static {
+        load_steps: u32,
+        newton: NewtonSettings,
+    },
+    /// Symplectic Euler with lumped masses ([`SymplecticEuler`]); `substeps` per world step,
+    /// 0: automatic from the Courant bound.
+    SymplecticEuler { substeps: u32 },
+    /// Explicit Newmark with steps `dt/2^i`, `i = 0..=levels`, and `M + ½Δt D` factored per
+    /// level under `ordering` ([`Newmark`]).
+    Newmark {
+        levels: u32,
+        ordering: crate::linalg::OrderingKind,
+    },
+    /// Runge–Kutta–Fehlberg 4(5) ([`Rkf45`]): adaptive with tolerances `rtol`, `atol`, or
+    /// `substeps > 0` fixed steps per world step.
+    Rkf45 { rtol: f64, atol: f64, substeps: u32 },
 }
+
+/// The most levels the Newmark step ladder may have (`dt/2^30` is far below any useful step).
+pub const MAX_LADDER_LEVELS: u32 = 30;
 
 /// Why an integrator could not be built for a body.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IntegratorError {
     #[error("body `{body}`: linear solver: {source}")]
     Solver { body: String, source: SolverError },
+    #[error("{key} = {value}: {reason}")]
+    Setting {
+        key: &'static str,
+        value: f64,
+        reason: &'static str,
+    },
+    #[error("body `{body}`: {reason}")]
+    Unsupported { body: String, reason: &'static str },
 }
 
 impl IntegratorKind {
@@ -86,6 +142,65 @@ impl IntegratorKind {
                             body: body.name.clone(),
                             source,
                         }
+                    })?;
+                Ok(Box::new(integrator))
+            }
+            IntegratorKind::BackwardEuler { newton } => {
+                Ok(Box::new(BackwardEuler::new(body, newton)?))
+            }
+            IntegratorKind::Bdf { order, newton } => Ok(Box::new(Bdf::new(body, order, newton)?)),
+            IntegratorKind::Static { load_steps, newton } => Ok(Box::new(
+                StaticEquilibrium::new(body, load_steps, newton)?,
+            )),
+            IntegratorKind::SymplecticEuler { substeps } => {
+                Ok(Box::new(SymplecticEuler::new(body, substeps)))
+            }
+            IntegratorKind::Newmark { levels, ordering } => {
+                if levels > MAX_LADDER_LEVELS {
+                    return Err(IntegratorError::Setting {
+                        key: "levels",
+                        value: f64::from(levels),
+                        reason: "must be at most 30",
+                    });
+                }
+                let solver_error = |source| IntegratorError::Solver {
+                    body: body.name.clone(),
+                    source,
+                };
+                Ok(Box::new(
+                    Newmark::new(body, levels, ordering).map_err(solver_error)?,
+                ))
+            }
+            IntegratorKind::Rkf45 {
+                rtol,
+                atol,
+                substeps,
+            } => {
+                for (key, value) in [("rtol", rtol), ("atol", atol)] {
+                    if !(value.is_finite() && value >= 0.0) {
+                        return Err(IntegratorError::Setting {
+                            key,
+                            value,
+                            reason: "must be a finite number ≥ 0",
+                        });
+                    }
+                }
+                if substeps == 0 && atol <= 0.0 {
+                    return Err(IntegratorError::Setting {
+                        key: "atol",
+                        value: atol,
+                        reason: "must be above 0 for an adaptive step",
+                    });
+                }
+                let settings = Rkf45Settings {
+                    rtol,
+                    atol,
+                    substeps,
+                };
+                let integrator =
+                    Rkf45::new(body, settings).map_err(|source| IntegratorError::Solver {
+                        body: body.name.clone(),
+                        source,
                     })?;
                 Ok(Box::new(integrator))
             }

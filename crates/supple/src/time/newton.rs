@@ -18,8 +18,8 @@
 //! Dennis & Schnabel §6.3). If no cut passes, the trial with the smallest `‖r‖` is taken when it
 //! decreases `‖r‖` at all; otherwise the iteration stops (stagnation, e.g. at round-off).
 //!
-//! Convergence: `‖r‖ ≤ tolerance · max(‖r₀‖, reference)` (`r₀` at the first guess; callers may
-//! give a `reference` scale, e.g. the load `‖M g‖` of a static solve), or `‖r‖` below a
+//! Convergence: `‖r‖ ≤ tolerance · ‖r₀‖` (`r₀` at the first guess; a static solve measures
+//! against its load `‖M g‖` instead, so a good first guess is not penalized), or `‖r‖` below a
 //! round-off floor `10⁻¹² · (‖M(u₀ − η)‖ + γ‖f₀‖ + γ‖M g‖)`; or `max_iterations` linear solves.
 //! Fixed vertices are excluded from `r` and keep `u = 0` (and `x⁺ = ξ`).
 //!
@@ -109,7 +109,7 @@ pub(crate) struct Formula<'a> {
     pub gamma: f64,
     /// The (possibly ramped) gravity of the load `M g`.
     pub gravity: Vector3<f64>,
-    /// A scale for the convergence test beside `‖r₀‖` (0 for none).
+    /// The scale of the convergence test when above 0 (else `‖r₀‖`).
     pub reference: f64,
 }
 
@@ -117,7 +117,7 @@ pub(crate) struct Formula<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct NewtonStats {
     pub iterations: usize,
-    /// Final `‖r‖ / max(‖r₀‖, reference)`.
+    /// Final `‖r‖` relative to `‖r₀‖` (or to the formula's reference).
     pub residual: f64,
     pub converged: bool,
     pub linear_iterations: usize,
@@ -232,7 +232,11 @@ impl Newton {
         let floor = NOISE * self.noise_scale(body, form);
         stats.forces_s += t0.elapsed().as_secs_f64();
         self.history.push(norm);
-        let r_ref = norm.max(form.reference);
+        let r_ref = if form.reference > 0.0 {
+            form.reference
+        } else {
+            norm
+        };
         let target = (self.settings.tolerance * r_ref).max(floor);
         let coeffs = match form.eta {
             Some(_) => [1.0, form.gamma, form.gamma * form.gamma],

@@ -87,9 +87,11 @@ impl<L: HyperelasticLaw> ForceModel for Hyperelastic<L> {
     }
 
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64> {
-        Some(elems.sum(|e| {
-            elems.volume[e] * self.law.energy_density(&elems.deformation_gradient(e, x))
-        }))
+        Some(
+            elems.sum(|e| {
+                elems.volume[e] * self.law.energy_density(&elems.deformation_gradient(e, x))
+            }),
+        )
     }
 
     /// `σ = P Fᵀ / det F` (see [`cauchy_from_pk1`]).
@@ -231,7 +233,10 @@ pub(crate) mod checks {
             let total: Vector3<f64> = f.iter().sum();
             let torque: Vector3<f64> = x.iter().zip(&f).map(|(p, fi)| p.cross(fi)).sum();
             assert!(total.norm() <= 1e-12 * scale, "{name}: net force {total}");
-            assert!(torque.norm() <= 1e-10 * scale, "{name}: net torque {torque}");
+            assert!(
+                torque.norm() <= 1e-10 * scale,
+                "{name}: net torque {torque}"
+            );
         }
         // Rigid motion of the rest shape: no force, no energy. Scale: a 1% stretch.
         let stretch: Vec<_> = m.positions.iter().map(|p| p * 1.01).collect();
@@ -252,7 +257,10 @@ pub(crate) mod checks {
             .sum();
         let e_rigid = test_support::energy(model, &es, &x);
         assert!(f_rigid <= 1e-9 * f_scale, "{name}: rigid force {f_rigid:e}");
-        assert!(e_rigid.abs() <= 1e-9 * e_scale, "{name}: rigid energy {e_rigid:e}");
+        assert!(
+            e_rigid.abs() <= 1e-9 * e_scale,
+            "{name}: rigid energy {e_rigid:e}"
+        );
     }
 
     /// Patch test: under a uniform `F` every element sees `F` and interior vertices carry no
@@ -319,6 +327,10 @@ pub(crate) mod checks {
         let d3 = linear_difference(model, lame, 1e-3);
         let d4 = linear_difference(model, lame, 1e-4);
         assert!(d4 <= 20.0 * 1e-4, "{}: {d4:e}", model.name());
-        assert!(d3 / d4 > 7.0 && d3 / d4 < 13.0, "{}: {d3:e} {d4:e}", model.name());
+        assert!(
+            d3 / d4 > 7.0 && d3 / d4 < 13.0,
+            "{}: {d3:e} {d4:e}",
+            model.name()
+        );
     }
 }

@@ -4,11 +4,19 @@
 //! integrators know only this trait.
 
 mod corotational;
+mod hybrid;
+mod hyperelastic;
+mod liesenfeld_stolfi;
 mod linear;
+mod stvk;
 mod viscosity;
 
 pub use corotational::{Corotational, CorotationalTangent};
+pub use hybrid::Hybrid;
+pub use hyperelastic::{Hyperelastic, HyperelasticLaw, Pk1Derivative};
+pub use liesenfeld_stolfi::LiesenfeldStolfi;
 pub use linear::Linear;
+pub use stvk::StVenantKirchhoff;
 pub use viscosity::{newtonian_viscosities, LiesenfeldStolfiViscosity, StrainRateDamping};
 
 use super::elements::ElementBlocks;
@@ -206,6 +214,11 @@ pub fn build_model(
         ModelKind::Linear => Box::new(Linear::new(lame)),
         ModelKind::Corotational(settings) => {
             Box::new(Corotational::new(lame, settings.tangent, elems.len()))
+        }
+        ModelKind::Stvk => Box::new(Hyperelastic::new(StVenantKirchhoff::new(lame))),
+        ModelKind::Hybrid => Box::new(Hybrid::new(lame, elems.len())),
+        ModelKind::LiesenfeldStolfi => {
+            Box::new(Hyperelastic::new(LiesenfeldStolfi::from_lame(lame)))
         }
         // MODEL-ARMS: one arm per model file below this line.
         _ => todo!("model {} not built yet", kind.name()),
