@@ -1,6 +1,8 @@
 //! `supple bench`: time the steps of a scene and print JSON. This is Supple's benchmark;
 //! no unit test measures time.
 
+mod direct;
+
 use crate::record::median;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -32,6 +34,8 @@ pub struct BenchArgs {
     /// Override the solver's first guess.
     #[arg(long)]
     pub warm_start: Option<BenchWarmStart>,
+    #[command(flatten)]
+    pub direct: direct::DirectArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -51,6 +55,14 @@ pub enum BenchWarmStart {
 pub enum BenchModel {
     Linear,
     Corotational,
+    /// Corotational with SVD rotations.
+    CorotationalSvd,
+    /// Corotational with QR rotations.
+    CorotationalQr,
+    Warped,
+    Stvk,
+    Hybrid,
+    LiesenfeldStolfi,
 }
 
 #[derive(Serialize)]
@@ -113,12 +125,34 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             b.model = match m {
                 BenchModel::Linear => ModelKind::Linear,
                 BenchModel::Corotational => ModelKind::corotational(CorotationalTangent::Rotated),
+                BenchModel::CorotationalSvd | BenchModel::CorotationalQr => {
+                    ModelKind::Corotational(supple::fem::material::CorotationalSettings {
+                        rotation: if matches!(m, BenchModel::CorotationalSvd) {
+                            supple::fem::material::RotationMethod::Svd
+                        } else {
+                            supple::fem::material::RotationMethod::Qr
+                        },
+                        ..Default::default()
+                    })
+                }
+                BenchModel::Warped => ModelKind::Warped {
+                    field: supple::fem::material::RotationField::LeastSquares,
+                    ghost_correction: true,
+                },
+                BenchModel::Stvk => ModelKind::Stvk,
+                BenchModel::Hybrid => ModelKind::Hybrid,
+                BenchModel::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
             };
         }
     }
     if let Some(pc) = args.preconditioner {
-        let supple::time::IntegratorKind::BackwardEulerLinearized { solver, .. } =
-            &mut scene.integrator;
+        let solver = match &mut scene.integrator {
+            supple::time::IntegratorKind::BackwardEulerLinearized { solver, .. } => solver,
+            supple::time::IntegratorKind::BackwardEuler { newton }
+            | supple::time::IntegratorKind::Bdf { newton, .. }
+            | supple::time::IntegratorKind::Static { newton, .. } => &mut newton.solver,
+            _ => anyhow::bail!("--preconditioner: the scene's integrator solves no linear system with PCG"),
+        };
         if let supple::time::LinearSolverKind::Pcg(pcg) = solver {
             pcg.preconditioner = match pc {
                 BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
@@ -128,7 +162,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     if let Some(ws) = args.warm_start {
         let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } =
-            &mut scene.integrator;
+            &mut scene.integrator
+        else {
+            anyhow::bail!("--warm-start: only the backward_euler_linearized integrator has a warm start");
+        };
         *warm_start = match ws {
             BenchWarmStart::Zero => WarmStart::Zero,
             BenchWarmStart::Velocity => WarmStart::Velocity,
@@ -138,6 +175,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let t = Instant::now();
     let mut world = scene.build_world()?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+    if args.direct.direct_vs_pcg {
+        let Some(body) = world.bodies.first() else {
+            anyhow::bail!("the scene has no body");
+        };
+        let report = direct::direct_vs_pcg(&args.direct, &scene.name, scene.dt, body)?;
+        let json = serde_json::to_string_pretty(&report)?;
+        writeln!(std::io::stdout().lock(), "{json}")?;
+        return Ok(());
+    }
     for _ in 0..args.warmup {
         world.step()?;
     }

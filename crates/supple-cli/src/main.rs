@@ -1,6 +1,7 @@
 //! `supple`: run scenes, benchmark them.
 
 mod bench;
+mod hauth_forces;
 mod order;
 mod pictures;
 mod plots;
@@ -35,6 +36,16 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Compare fill-reducing orderings on a grid or mesh (Zhuang & Canny Tables 1–2).
     Order(order::OrderArgs),
+    /// Paper experiments that are not scenes (they write CSV and PNG files).
+    #[command(subcommand)]
+    Experiment(Experiment),
+}
+
+#[derive(Subcommand)]
+enum Experiment {
+    /// Hauth & Straßer 2004 Example 1: force errors of Cauchy, polar, warped and hybrid
+    /// against Green strain on a rotated, sheared, rotated cube.
+    HauthForces(hauth_forces::HauthArgs),
 }
 
 /// Exit status of a run that diverged.
@@ -60,6 +71,9 @@ fn main() {
         Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Order(args) => order::order(args).map(|()| 0),
+        Command::Experiment(Experiment::HauthForces(args)) => {
+            hauth_forces::hauth_forces(args).map(|_| 0)
+        }
     });
     match result {
         Ok(code) => std::process::exit(code),
