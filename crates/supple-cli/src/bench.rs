@@ -151,7 +151,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             supple::time::IntegratorKind::BackwardEuler { newton }
             | supple::time::IntegratorKind::Bdf { newton, .. }
             | supple::time::IntegratorKind::Static { newton, .. } => &mut newton.solver,
-            _ => anyhow::bail!("--preconditioner: the scene's integrator solves no linear system with PCG"),
+            _ => anyhow::bail!(
+                "--preconditioner: the scene's integrator solves no linear system with PCG"
+            ),
         };
         if let supple::time::LinearSolverKind::Pcg(pcg) = solver {
             pcg.preconditioner = match pc {
@@ -164,7 +166,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         let supple::time::IntegratorKind::BackwardEulerLinearized { warm_start, .. } =
             &mut scene.integrator
         else {
-            anyhow::bail!("--warm-start: only the backward_euler_linearized integrator has a warm start");
+            anyhow::bail!(
+                "--warm-start: only the backward_euler_linearized integrator has a warm start"
+            );
         };
         *warm_start = match ws {
             BenchWarmStart::Zero => WarmStart::Zero,

@@ -189,7 +189,9 @@ pub fn hauth_forces(args: HauthArgs) -> Result<(f64, f64)> {
         args.traction > 0.0 && args.traction.is_finite(),
         "--traction must be a finite number above 0"
     );
-    let out = args.out.unwrap_or_else(|| PathBuf::from("out/hauth_forces"));
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("out/hauth_forces"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let side = 0.1;
     let h = side / args.cells as f64;
@@ -241,13 +243,7 @@ pub fn hauth_forces(args: HauthArgs) -> Result<(f64, f64)> {
                 }
                 1 => {
                     let load: Vec<_> = unit_load.iter().map(|l| args.traction * tau * l).collect();
-                    equilibrium(
-                        green.parts[0].as_mut(),
-                        &elems,
-                        &fixed,
-                        &load,
-                        &mut sheared,
-                    )?;
+                    equilibrium(green.parts[0].as_mut(), &elems, &fixed, &load, &mut sheared)?;
                     sheared.clone()
                 }
                 _ => {

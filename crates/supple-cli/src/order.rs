@@ -2,6 +2,10 @@
 //! For a hexahedral vertex grid, a tet box or a tet mesh file, every ordering is timed and its
 //! Cholesky factor measured: nnz(L), fill, flops (Supple's own symbolic analysis), and the time
 //! of a numeric factorization and of one solve (faer, with the ordering as a user permutation).
+//!
+//! With the `metis` feature (`cargo build --features metis`), METIS 5's nested dissection
+//! (`METIS_NodeND`, Karypis & Kumar, SIAM J. Sci. Comput. 20(1), 1998) of the same vertex
+//! graph is a further row, `metis`: the reference the issue measures Supple's orderings against.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -10,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-use supple::linalg::ordering::{compute, Graph, OrderingInput, OrderingKind};
+use supple::linalg::ordering::{compute, Graph, OrderingInput, OrderingKind, Permutation};
 use supple::linalg::{symbolic, BlockCsr, BlockPattern, SparseCholesky};
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Matrix3, Vector3};
@@ -40,6 +44,127 @@ pub struct OrderArgs {
     /// slower than a second are timed once.
     #[arg(long, default_value_t = 5)]
     pub repeat: usize,
+    /// Comma-separated orderings to run, in this order (default: natural, random, amd,
+    /// nd_grid for --grid, mnd, nd, and metis when built with the `metis` feature). Also
+    /// `nd_pure`: `nd` without its final comparison with `amd`.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub orderings: Option<Vec<String>>,
+}
+
+/// One row of the study: a Supple ordering or METIS's.
+#[derive(Clone, Copy)]
+enum Entry {
+    Supple(OrderingKind),
+    Metis,
+}
+
+impl Entry {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Supple(k) => k.name(),
+            Self::Metis => "metis",
+        }
+    }
+}
+
+/// The rows `--orderings` asks for (or the default set), checked against the input kind.
+fn entries(args: &OrderArgs, grid_dims: Option<[usize; 3]>) -> Result<Vec<Entry>> {
+    let Some(names) = &args.orderings else {
+        let mut e = vec![
+            Entry::Supple(OrderingKind::Natural),
+            Entry::Supple(OrderingKind::Random { seed: args.seed }),
+            Entry::Supple(OrderingKind::Amd),
+        ];
+        if let Some(dims) = grid_dims {
+            e.push(Entry::Supple(OrderingKind::GridNd { dims }));
+        }
+        e.extend([OrderingKind::Mnd, OrderingKind::Nd].map(Entry::Supple));
+        if cfg!(feature = "metis") {
+            e.push(Entry::Metis);
+        }
+        return Ok(e);
+    };
+    names
+        .iter()
+        .map(|name| {
+            Ok(Entry::Supple(match name.trim() {
+                "natural" => OrderingKind::Natural,
+                "random" => OrderingKind::Random { seed: args.seed },
+                "amd" => OrderingKind::Amd,
+                "nd_grid" => match grid_dims {
+                    Some(dims) => OrderingKind::GridNd { dims },
+                    None => bail!("--orderings nd_grid: only for --grid"),
+                },
+                "mnd" => OrderingKind::Mnd,
+                "nd" => OrderingKind::Nd,
+                "nd_pure" => OrderingKind::NdPure,
+                "metis" if cfg!(feature = "metis") => return Ok(Entry::Metis),
+                "metis" => bail!("--orderings metis: this supple was built without the `metis` feature"),
+                other => bail!(
+                    "--orderings {other}: unknown (natural, random, amd, nd_grid, mnd, nd, nd_pure, metis)"
+                ),
+            }))
+        })
+        .collect()
+}
+
+/// METIS 5's `METIS_NodeND` with default options on the vertex graph; `perm[new] = old`
+/// (METIS's `perm`: row `i` of the permuted matrix is row `perm[i]` of the original).
+#[cfg(feature = "metis")]
+fn metis_nd(graph: &Graph) -> Result<Vec<u32>> {
+    use metis_sys as m;
+    let n = graph.n();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let idx = |v: u32| m::idx_t::try_from(v).context("graph too large for METIS's 32-bit indices");
+    let mut nvtxs = m::idx_t::try_from(n).context("graph too large for METIS")?;
+    let mut xadj = graph
+        .ptr
+        .iter()
+        .map(|&p| idx(p))
+        .collect::<Result<Vec<_>>>()?;
+    let mut adjncy = graph
+        .adj
+        .iter()
+        .map(|&u| idx(u))
+        .collect::<Result<Vec<_>>>()?;
+    let mut options = [0 as m::idx_t; m::METIS_NOPTIONS as usize];
+    let (mut perm, mut iperm) = (vec![0 as m::idx_t; n], vec![0 as m::idx_t; n]);
+    // SAFETY: every array has the length METIS reads (`options`: METIS_NOPTIONS; `xadj`:
+    // n + 1; `adjncy`: xadj[n]; `perm`, `iperm`: n), the graph is symmetric without self
+    // loops as METIS requires, and a null `vwgt` means unit vertex weights.
+    let status = unsafe {
+        m::METIS_SetDefaultOptions(options.as_mut_ptr());
+        options[m::moptions_et_METIS_OPTION_NUMBERING as usize] = 0;
+        m::METIS_NodeND(
+            &mut nvtxs,
+            xadj.as_mut_ptr(),
+            adjncy.as_mut_ptr(),
+            std::ptr::null_mut(),
+            options.as_mut_ptr(),
+            perm.as_mut_ptr(),
+            iperm.as_mut_ptr(),
+        )
+    };
+    anyhow::ensure!(
+        status == m::rstatus_et_METIS_OK,
+        "METIS_NodeND failed (status {status})"
+    );
+    Ok(perm.into_iter().map(|p| p as u32).collect())
+}
+
+/// The vertex permutation of one row.
+fn permutation(entry: Entry, input: &OrderingInput) -> Result<Permutation> {
+    match entry {
+        Entry::Supple(kind) => {
+            compute(kind, input).with_context(|| format!("ordering {}", kind.name()))
+        }
+        #[cfg(feature = "metis")]
+        Entry::Metis => Ok(Permutation::new(metis_nd(input.graph)?)?),
+        #[cfg(not(feature = "metis"))]
+        Entry::Metis => bail!("this supple was built without the `metis` feature"),
+    }
 }
 
 #[derive(Serialize)]
@@ -153,15 +278,7 @@ pub fn order(args: OrderArgs) -> Result<()> {
     let b: Vec<Vector3<f64>> = (0..graph.n())
         .map(|i| Vector3::new(1.0, (i % 7) as f64, -0.5))
         .collect();
-    let mut kinds = vec![
-        OrderingKind::Natural,
-        OrderingKind::Random { seed: args.seed },
-        OrderingKind::Amd,
-    ];
-    if let Some(d) = grid_dims {
-        kinds.push(OrderingKind::GridNd { dims: d });
-    }
-    kinds.extend([OrderingKind::Mnd, OrderingKind::Nd]);
+    let kinds = entries(&args, grid_dims)?;
     let input = OrderingInput {
         graph: &graph,
         positions: &positions,
@@ -171,7 +288,7 @@ pub fn order(args: OrderArgs) -> Result<()> {
     let mut nnz_a = 0;
     for kind in kinds {
         let t = Instant::now();
-        let perm = compute(kind, &input).with_context(|| format!("ordering {}", kind.name()))?;
+        let perm = permutation(kind, &input)?;
         let order_ms = t.elapsed().as_secs_f64() * 1e3;
         let sym = symbolic::analyze(&graph, &perm, 3);
         nnz_a = sym.nnz_a_lower;

@@ -234,6 +234,13 @@ impl Recorder {
             wall_ms_per_step_median: median(&self.wall_ms),
             wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
             threads: rayon::current_num_threads(),
+            integrator: world.integrator_name().to_string(),
+            integrator_notes: (world.integrator_notes().into_iter())
+                .flat_map(|(b, notes)| notes.into_iter().map(move |n| format!("{b}: {n}")))
+                .collect(),
+            integrator_counters: (world.integrator_counters().into_iter())
+                .flat_map(|(b, c)| c.into_iter().map(move |(k, v)| (format!("{b}.{k}"), v)))
+                .collect(),
             energy_total_initial: self.energy.as_ref().map(|e| e.initial),
             energy_total_final: self.energy.as_ref().map(|e| e.last),
             energy_rel_drift_max: self.energy.as_ref().map(EnergyTrack::rel_drift_max),
@@ -308,6 +315,12 @@ pub struct Summary {
     pub wall_ms_per_step_median: f64,
     pub wall_ms_per_step_min: f64,
     pub threads: usize,
+    pub integrator: String,
+    /// Start-up notes of the integrator (e.g. the Courant bound), `body: note`.
+    pub integrator_notes: Vec<String>,
+    /// End-of-run counters of the integrator (`body.counter`: factorizations, ladder level
+    /// usage, accepted/rejected steps).
+    pub integrator_counters: std::collections::BTreeMap<String, f64>,
     /// Total energy (kinetic + elastic + gravitational) at the start and end, and the largest
     /// `|E(t) − E(0)|` over all steps relative to `max(|E(0)|, max_t (kinetic + elastic))`;
     /// absent when a model has no energy.

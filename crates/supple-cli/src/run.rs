@@ -46,6 +46,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
     }
     let mut world = scene.build_world()?;
+    if !args.quiet {
+        for (body, notes) in world.integrator_notes() {
+            for n in notes {
+                eprintln!("{}: {body}: {n}", world.integrator_name());
+            }
+        }
+    }
     let steps = scene.steps();
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)

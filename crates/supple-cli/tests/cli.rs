@@ -155,6 +155,36 @@ fn bench_prints_json_with_a_phase_breakdown() {
     assert_eq!(r["bodies"][0]["tets"], 450);
 }
 
+/// `--direct-vs-pcg` (Zhuang & Canny §4): both matrices factored and solved to round-off, PCG
+/// to its tolerance on the same systems, and the Newmark matrix built as `M + ½Δt D`.
+#[test]
+fn bench_direct_vs_pcg_solves_both_matrices() {
+    let args = "--threads 1 bench --model linear --direct-vs-pcg --rayleigh-alpha 0.5 \
+                --rayleigh-beta 0.02";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let r = json_stdout(&args, Some(&repo().join("scenes/bar.toml")));
+    assert_eq!(r["ordering"], "nd");
+    let m = r["matrices"].as_array().unwrap();
+    assert_eq!(m.len(), 2);
+    let dt = m[0]["dt"].as_f64().unwrap();
+    assert!(dt > 0.0 && dt < 0.01, "stable Newmark step {dt}");
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-12 * b.abs();
+    assert!(close(&m[0]["mass_scale"], 1.0 + 0.5 * dt * 0.5));
+    assert!(close(&m[0]["stiffness_scale"], 0.5 * dt * 0.02));
+    assert!(close(&m[1]["stiffness_scale"], 0.01 * 0.02 + 0.01 * 0.01));
+    for m in m {
+        for res in m["direct_residual"].as_array().unwrap() {
+            assert!(res.as_f64().unwrap() < 1e-12, "{res}");
+        }
+        for p in m["pcg"].as_array().unwrap() {
+            assert_eq!(p["converged"], true);
+            let res = p["residual"].as_f64().unwrap();
+            let tol = p["tolerance"].as_f64().unwrap();
+            assert!(res < 10.0 * tol, "PCG residual {res} for tolerance {tol}");
+        }
+    }
+}
+
 fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
@@ -278,7 +308,11 @@ fn order_reports_every_ordering_as_json() {
         .iter()
         .map(|o| o["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["natural", "random", "amd", "nd_grid", "mnd", "nd"]);
+    let mut expected = vec!["natural", "random", "amd", "nd_grid", "mnd", "nd"];
+    if cfg!(feature = "metis") {
+        expected.push("metis");
+    }
+    assert_eq!(names, expected);
     let nnz_a = r["nnz_a"].as_u64().unwrap();
     for o in r["orderings"].as_array().unwrap() {
         let (nnz_l, fill) = (o["nnz_l"].as_u64().unwrap(), o["fill"].as_u64().unwrap());
@@ -291,7 +325,31 @@ fn order_reports_every_ordering_as_json() {
         .output()
         .unwrap();
     let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(r["orderings"].as_array().unwrap().len(), 5);
+    let metis_rows = usize::from(cfg!(feature = "metis"));
+    assert_eq!(r["orderings"].as_array().unwrap().len(), 5 + metis_rows);
+    // `--orderings` picks rows; `nd` is never worse than `amd` (it keeps the better), and
+    // never worse than the dissection alone (`nd_pure`).
+    let args = "order --box 1x2x30 --json --repeat 1 --orderings amd,nd_pure,nd";
+    let r = json_stdout(&args.split(' ').collect::<Vec<_>>(), None);
+    let nnz: Vec<u64> = r["orderings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["nnz_l"].as_u64().unwrap())
+        .collect();
+    assert_eq!(nnz.len(), 3);
+    assert_eq!(nnz[2], nnz[0].min(nnz[1]), "amd, nd_pure, nd: {nnz:?}");
+    for (list, message) in [
+        ("amd,nd_grid", "nd_grid: only for --grid"),
+        ("amd,best", "--orderings best: unknown"),
+    ] {
+        let output = supple()
+            .args(["order", "--box", "2x2x3", "--orderings", list])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&output.stderr).contains(message));
+    }
     let output = supple().args(["order", "--grid", "4x4"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr)

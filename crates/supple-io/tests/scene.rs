@@ -272,10 +272,14 @@ fn material_options_and_native_constants() {
         assert!((b.youngs / e - 1.0).abs() < 1e-12, "{m}: {}", b.youngs);
         assert!((b.poisson / nu - 1.0).abs() < 1e-12, "{m}: {}", b.poisson);
     }
-    assert_eq!(body("model = \"hybrid\", youngs = 1e5, poisson = 0.3").model, ModelKind::Hybrid);
+    assert_eq!(
+        body("model = \"hybrid\", youngs = 1e5, poisson = 0.3").model,
+        ModelKind::Hybrid
+    );
 
     // Viscosity.
-    let text = format!("{BASE}viscosity = {{ kind = \"strain_rate\", d_mu = 1.0, d_lambda = 10.0 }}\n");
+    let text =
+        format!("{BASE}viscosity = {{ kind = \"strain_rate\", d_mu = 1.0, d_lambda = 10.0 }}\n");
     let s = parse_scene(&text, Path::new("test.toml")).unwrap();
     assert_eq!(
         s.bodies[0].viscosity,
@@ -284,7 +288,8 @@ fn material_options_and_native_constants() {
             d_lambda: 10.0
         }
     );
-    let text = format!("{BASE}viscosity = {{ kind = \"liesenfeld_stolfi\", eta1 = -1.0, eta2 = 0.0 }}\n");
+    let text =
+        format!("{BASE}viscosity = {{ kind = \"liesenfeld_stolfi\", eta1 = -1.0, eta2 = 0.0 }}\n");
     assert_eq!(
         err(&text),
         "test.toml: body[0].viscosity.eta1 = -1: must be a finite number ≥ 0"
@@ -327,5 +332,93 @@ fn material_options_and_native_constants() {
     let e = err(&with("model = \"stvk\", density2 = 1.0"));
     assert!(e.contains("unknown field `density2`"), "{e}");
     let e = err(&with("model = \"stvk\""));
-    assert!(e.contains("give the elastic constants as youngs and poisson"), "{e}");
+    assert!(
+        e.contains("give the elastic constants as youngs and poisson"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_integrator_kind_parses_builds_and_steps() {
+    use supple::time::IntegratorKind;
+    for (kind, extra) in [
+        ("backward_euler_linearized", ""),
+        (
+            "backward_euler",
+            "newton_tolerance = 1e-8\nnewton_max_iterations = 30\nline_search = false",
+        ),
+        ("bdf2", ""),
+        ("bdf3", ""),
+        ("static", "load_steps = 4"),
+        ("symplectic_euler", "substeps = 0"),
+        ("newmark", "levels = 3"),
+        ("rkf45", "rtol = 1e-5\natol = 1e-7"),
+    ] {
+        let text = format!("{BASE}\n[integrator]\nkind = \"{kind}\"\n{extra}\n");
+        let scene =
+            parse_scene(&text, Path::new("test.toml")).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        match (kind, scene.integrator) {
+            ("backward_euler", IntegratorKind::BackwardEuler { newton }) => {
+                assert_eq!(
+                    (newton.tolerance, newton.max_iterations, newton.line_search),
+                    (1e-8, 30, false)
+                );
+            }
+            ("bdf3", IntegratorKind::Bdf { order, .. }) => assert_eq!(order, 3),
+            ("static", IntegratorKind::Static { load_steps, .. }) => assert_eq!(load_steps, 4),
+            ("newmark", IntegratorKind::Newmark { levels, .. }) => assert_eq!(levels, 3),
+            (
+                "rkf45",
+                IntegratorKind::Rkf45 {
+                    rtol,
+                    atol,
+                    substeps,
+                },
+            ) => {
+                assert_eq!((rtol, atol, substeps), (1e-5, 1e-7, 0))
+            }
+            _ => {}
+        }
+        let mut world = scene
+            .build_world()
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        for _ in 0..2 {
+            world.step().unwrap_or_else(|e| panic!("{kind}: {e}"));
+        }
+    }
+    let refusals = [
+        (
+            "kind = \"bdf2\"\nload_steps = 3",
+            "integrator.load_steps: not a setting of `bdf2` (only of static)",
+        ),
+        (
+            "kind = \"newmark\"\nrtol = 1e-3",
+            "integrator.rtol: not a setting of `newmark` (only of rkf45)",
+        ),
+        (
+            "kind = \"backward_euler\"\nnewton_tolerance = 2.0",
+            "integrator.newton_tolerance = 2: must be between 0 and 1 (a relative residual)",
+        ),
+        (
+            "kind = \"static\"\nload_steps = 0",
+            "integrator.load_steps = 0: must be at least 1",
+        ),
+        (
+            "kind = \"newmark\"\nlevels = 99",
+            "integrator.levels = 99: must be at most 30",
+        ),
+        (
+            "kind = \"rkf45\"\natol = -1.0",
+            "integrator.atol = -1: must be a finite number ≥ 0",
+        ),
+    ];
+    for (section, expected) in refusals {
+        let text = format!("{BASE}\n[integrator]\n{section}\n");
+        assert_eq!(err(&text), format!("test.toml: {expected}"), "{section}");
+    }
+    let e = err(&format!("{BASE}\n[integrator]\nkind = \"verlet\"\n"));
+    assert!(
+        e.contains("integrator.kind: unknown variant `verlet`"),
+        "{e}"
+    );
 }

@@ -221,16 +221,15 @@ impl Body {
         self.mass.kinetic_energy(&self.elems, &self.v, &mut scratch)
     }
 
-    /// Elastic energy, where the model has one. Refreshes the model's frames at `x`.
+    /// Elastic energy at `x`, where the model has one. Frames are not refreshed (output must
+    /// not change the simulation): models evaluate their energy at `x` itself.
     pub fn elastic_energy(&mut self) -> Option<f64> {
-        self.model.update_frames(&self.elems, &self.x);
         self.model.energy(&self.elems, &self.x)
     }
 
-    /// Per-element von Mises stress (Pa) at `x`, where the model defines a stress.
-    /// Refreshes the model's frames at `x`.
+    /// Per-element von Mises stress (Pa) at `x`, where the model defines a stress (frames
+    /// are not refreshed, like [`elastic_energy`](Self::elastic_energy)).
     pub fn von_mises_stress(&mut self) -> Option<Vec<f64>> {
-        self.model.update_frames(&self.elems, &self.x);
         let mut sigma = vec![nalgebra::Matrix3::zeros(); self.elems.len()];
         self.model
             .cauchy_stress(&self.elems, &self.x, &mut sigma)

@@ -83,6 +83,7 @@ impl World {
             .zip(&mut self.integrators)
             .zip(&mut self.last_stats)
         {
+            body.model.begin_step();
             *stats = integrator.step(body, self.dt, &self.gravity);
         }
         self.steps += 1;
@@ -103,6 +104,26 @@ impl World {
     /// Statistics of the last step, one per body.
     pub fn last_stats(&self) -> &[StepStats] {
         &self.last_stats
+    }
+
+    /// The integrator's name (the same for every body).
+    pub fn integrator_name(&self) -> &'static str {
+        self.integrators.first().map_or("none", |i| i.name())
+    }
+
+    /// Start-up notes of each body's integrator (e.g. the Courant bound), by body name.
+    pub fn integrator_notes(&self) -> Vec<(&str, Vec<String>)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .map(|(b, i)| (b.name.as_str(), i.notes()))
+            .collect()
+    }
+
+    /// Run counters of each body's integrator (factorizations, ladder levels, accepted and
+    /// rejected steps), by body name.
+    pub fn integrator_counters(&self) -> Vec<(&str, Vec<(String, f64)>)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .map(|(b, i)| (b.name.as_str(), i.counters()))
+            .collect()
     }
 
     pub fn body(&self, name: &str) -> Option<&Body> {

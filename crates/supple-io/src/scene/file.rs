@@ -28,18 +28,40 @@ pub(super) fn default_gravity() -> [f64; 3] {
     [0.0, -9.81, 0.0]
 }
 
+/// `[integrator]`: the scheme and its own settings (each key belongs to some kinds only; the
+/// linear solver of implicit kinds is `[solver]`).
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct IntegratorSection {
     #[serde(default)]
     pub(super) kind: IntegratorName,
+    /// Newton (backward_euler, bdf2, bdf3, static): relative residual tolerance.
+    pub(super) newton_tolerance: Option<f64>,
+    pub(super) newton_max_iterations: Option<u32>,
+    pub(super) line_search: Option<bool>,
+    /// static: load increments.
+    pub(super) load_steps: Option<u32>,
+    /// symplectic_euler (0: from the Courant bound) and rkf45 (0: adaptive).
+    pub(super) substeps: Option<u32>,
+    /// newmark: the step ladder's depth m (steps dt/2^i, i = 0..m).
+    pub(super) levels: Option<u32>,
+    /// rkf45 tolerances.
+    pub(super) rtol: Option<f64>,
+    pub(super) atol: Option<f64>,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum IntegratorName {
     #[default]
     BackwardEulerLinearized,
+    BackwardEuler,
+    Bdf2,
+    Bdf3,
+    Static,
+    SymplecticEuler,
+    Newmark,
+    Rkf45,
 }
 
 #[derive(Debug, Deserialize)]

@@ -17,6 +17,7 @@ use supple::world::World;
 use thiserror::Error;
 
 mod file;
+mod integrator;
 mod material;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
@@ -167,7 +168,17 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     if file.body.is_empty() {
         return Err(invalid("the scene has no [[body]]".into()));
     }
-    let IntegratorName::BackwardEulerLinearized = file.integrator.kind;
+    // Zhuang & Canny's pre-factored solves (Cholesky, explicit Newmark); `nd_grid` needs grid
+    // dimensions, so it is a `supple order` study option only.
+    let ordering = match file.solver.ordering {
+        OrderingName::Natural => OrderingKind::Natural,
+        OrderingName::Random => OrderingKind::Random {
+            seed: file.solver.seed,
+        },
+        OrderingName::Amd => OrderingKind::Amd,
+        OrderingName::Mnd => OrderingKind::Mnd,
+        OrderingName::Nd => OrderingKind::Nd,
+    };
     let solver = match file.solver.kind {
         SolverName::Pcg => LinearSolverKind::Pcg(PcgSettings {
             tolerance: file.solver.tolerance,
@@ -177,28 +188,15 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
                 PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
             },
         }),
-        // Zhuang & Canny's pre-factored solve; `nd_grid` needs grid dimensions, so it is a
-        // `supple order` study option only.
-        SolverName::Cholesky => LinearSolverKind::Cholesky {
-            ordering: match file.solver.ordering {
-                OrderingName::Natural => OrderingKind::Natural,
-                OrderingName::Random => OrderingKind::Random {
-                    seed: file.solver.seed,
-                },
-                OrderingName::Amd => OrderingKind::Amd,
-                OrderingName::Mnd => OrderingKind::Mnd,
-                OrderingName::Nd => OrderingKind::Nd,
-            },
-        },
+        SolverName::Cholesky => LinearSolverKind::Cholesky { ordering },
     };
-    let integrator = IntegratorKind::BackwardEulerLinearized {
-        solver,
-        warm_start: match file.solver.warm_start {
-            WarmStartName::Zero => WarmStart::Zero,
-            WarmStartName::Velocity => WarmStart::Velocity,
-            WarmStartName::Extrapolate => WarmStart::Extrapolate,
-        },
+    let warm_start = match file.solver.warm_start {
+        WarmStartName::Zero => WarmStart::Zero,
+        WarmStartName::Velocity => WarmStart::Velocity,
+        WarmStartName::Extrapolate => WarmStart::Extrapolate,
     };
+    let integrator =
+        integrator::integrator(&file.integrator, solver, ordering, warm_start).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
     for (i, b) in file.body.into_iter().enumerate() {

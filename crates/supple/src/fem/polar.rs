@@ -165,7 +165,7 @@ pub fn qr_rotation(m: &Matrix3<f64>) -> Option<Matrix3<f64>> {
     let mut u1 = m1 - q0 * q0.dot(&m1);
     u1 -= q0 * q0.dot(&u1);
     let n1 = u1.norm();
-    if !(n1 > QR_MIN_REL_SINE * m1.norm()) {
+    if n1 <= QR_MIN_REL_SINE * m1.norm() || !n1.is_finite() {
         return None;
     }
     let q1 = u1 / n1;

@@ -4,8 +4,8 @@
 mod backward_euler;
 mod backward_euler_linearized;
 mod bdf;
-mod newton;
 mod newmark;
+mod newton;
 mod rkf45;
 mod static_solve;
 mod symplectic_euler;
@@ -149,9 +149,9 @@ impl IntegratorKind {
                 Ok(Box::new(BackwardEuler::new(body, newton)?))
             }
             IntegratorKind::Bdf { order, newton } => Ok(Box::new(Bdf::new(body, order, newton)?)),
-            IntegratorKind::Static { load_steps, newton } => Ok(Box::new(
-                StaticEquilibrium::new(body, load_steps, newton)?,
-            )),
+            IntegratorKind::Static { load_steps, newton } => {
+                Ok(Box::new(StaticEquilibrium::new(body, load_steps, newton)?))
+            }
             IntegratorKind::SymplecticEuler { substeps } => {
                 Ok(Box::new(SymplecticEuler::new(body, substeps)))
             }

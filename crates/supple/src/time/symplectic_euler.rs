@@ -26,11 +26,12 @@ use std::time::Instant;
 /// The fraction of the Courant bound used when the substep count is automatic.
 ///
 /// Debunne's eq. 8 is a strict inequality with no safety factor, and `h` there is the smallest
-/// node distance. A one-tet estimate shows that this is not enough in 3-D: a free regular tet
-/// with lumped masses has `ω_max = 3.25 c / a` (its dilatation mode, `ν = 0.33`), so leapfrog
-/// needs `dt ≤ 2/ω_max = 0.62 a/c` (`a` the altitude). The measured limits of whole meshes
-/// (`tests/explicit.rs`, power iteration on `M_L⁻¹K₀`) lie between 0.9 and 1.2 altitude-Courant
-/// bounds; one half keeps every mesh tried stable with a margin.
+/// node distance. That is not enough in 3-D: a free regular tet with lumped masses has
+/// `ω_max ≈ 3.25 c / a` (its dilatation mode at `ν = 0.33`, `a` the altitude), so leapfrog-type
+/// schemes (this one, central differences) need `dt ≤ 2/ω_max ≈ 0.62 a/c`. On whole box meshes
+/// the measured limits `2/ω_max` (power iteration on `M_L⁻¹K₀`, `tests/explicit.rs`) are 0.88 to
+/// 0.96 times the altitude bound, so the bound itself is slightly unstable; one half of it
+/// keeps a margin for worse-shaped meshes.
 pub const COURANT_SAFETY: f64 = 0.5;
 
 /// The Courant condition of Debunne et al. eq. 8, `dt < h √(ρ / (λ + 2μ)) = h / c`: a
@@ -60,7 +61,11 @@ impl CourantBound {
             .iter()
             .flat_map(|g| g.iter().map(|ga| ga.norm()))
             .fold(0.0_f64, f64::max);
-        let min_altitude = if g_max > 0.0 { 1.0 / g_max } else { f64::INFINITY };
+        let min_altitude = if g_max > 0.0 {
+            1.0 / g_max
+        } else {
+            f64::INFINITY
+        };
         let lame = body.lame;
         let wave_speed = ((lame.lambda + 2.0 * lame.mu) / body.density).sqrt();
         Self {

@@ -10,6 +10,7 @@ mod liesenfeld_stolfi;
 mod linear;
 mod stvk;
 mod viscosity;
+mod warped;
 
 pub use corotational::{Corotational, CorotationalTangent};
 pub use hybrid::Hybrid;
@@ -18,6 +19,7 @@ pub use liesenfeld_stolfi::LiesenfeldStolfi;
 pub use linear::Linear;
 pub use stvk::StVenantKirchhoff;
 pub use viscosity::{newtonian_viscosities, LiesenfeldStolfiViscosity, StrainRateDamping};
+pub use warped::Warped;
 
 use super::elements::ElementBlocks;
 use super::ElementSet;
@@ -75,8 +77,16 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
     fn name(&self) -> &'static str;
 
     /// Refreshes per-element or per-vertex frames (rotations) for positions `x`. Forces and
-    /// tangents use the frames of the last call. Models without frames do nothing.
+    /// tangents use the frames of the last call. Models without frames do nothing. A model
+    /// with an update rate (corotational `update_every`) may keep its frames instead, during
+    /// the world steps [`begin_step`](Self::begin_step) marked as not refreshing.
     fn update_frames(&mut self, _elems: &ElementSet, _x: &[Vector3<f64>]) {}
+
+    /// Called by the world once before each time step (integrators may call `update_frames`
+    /// many times per step: Newton iterations, Runge–Kutta stages). Models with an update rate
+    /// count steps here (Hauth & Straßer §7.2). A model never told about steps refreshes its
+    /// frames on every `update_frames`.
+    fn begin_step(&mut self) {}
 
     /// Adds the internal elastic forces at `x` into `f`.
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]);
@@ -84,7 +94,8 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
     /// Adds `scale · K(x)` into `k` (a matrix on `elems.pattern`).
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr);
 
-    /// Elastic energy at `x`, where the model has one.
+    /// Elastic energy at `x`, where the model has one. It must not depend on when frames were
+    /// last refreshed, except for a model that keeps frames on purpose (update rate).
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64>;
 
     /// True when `K` does not depend on `x` (lets integrators keep an assembled matrix).
@@ -209,19 +220,18 @@ pub fn build_model(
     mesh: &crate::mesh::TetMesh,
     elems: &ElementSet,
 ) -> Box<dyn ForceModel> {
-    let _ = mesh;
     match kind {
         ModelKind::Linear => Box::new(Linear::new(lame)),
-        ModelKind::Corotational(settings) => {
-            Box::new(Corotational::new(lame, settings.tangent, elems.len()))
-        }
+        ModelKind::Corotational(settings) => Box::new(Corotational::new(lame, settings, elems)),
         ModelKind::Stvk => Box::new(Hyperelastic::new(StVenantKirchhoff::new(lame))),
         ModelKind::Hybrid => Box::new(Hybrid::new(lame, elems.len())),
         ModelKind::LiesenfeldStolfi => {
             Box::new(Hyperelastic::new(LiesenfeldStolfi::from_lame(lame)))
         }
-        // MODEL-ARMS: one arm per model file below this line.
-        _ => todo!("model {} not built yet", kind.name()),
+        ModelKind::Warped {
+            field,
+            ghost_correction,
+        } => Box::new(Warped::new(lame, field, ghost_correction, mesh, elems)),
     }
 }
 
@@ -269,8 +279,7 @@ pub fn build_viscosity(kind: ViscosityKind, elems: &ElementSet) -> Option<Box<dy
         }
         ViscosityKind::LiesenfeldStolfi { eta1, eta2 } => {
             Some(Box::new(LiesenfeldStolfiViscosity::new(eta1, eta2)))
-        }
-        // VISCOSITY-ARMS: one arm per dissipation below this line.
+        } // VISCOSITY-ARMS: one arm per dissipation below this line.
     }
 }
 

@@ -160,7 +160,14 @@ fn corotational_force_matches_energy_and_exact_tangent_matches_force() {
     let mut rng = Lcg(11);
     let m = small_mesh(&mut rng);
     let es = ElementSet::new(&m);
-    let mut model = Corotational::new(lame(), CorotationalTangent::Exact, es.len());
+    let mut model = Corotational::new(
+        lame(),
+        CorotationalSettings {
+            tangent: CorotationalTangent::Exact,
+            ..Default::default()
+        },
+        &es,
+    );
     for _ in 0..3 {
         let x = deform(&m, &mut rng);
         let e1 = force_vs_energy_error(&mut model, &es, &x);
@@ -175,7 +182,7 @@ fn rotated_tangent_is_exact_at_rest_and_close_for_small_strain() {
     let mut rng = Lcg(3);
     let m = small_mesh(&mut rng);
     let es = ElementSet::new(&m);
-    let mut model = Corotational::new(lame(), CorotationalTangent::Rotated, es.len());
+    let mut model = Corotational::new(lame(), CorotationalSettings::default(), &es);
     let r = Rotation3::from_euler_angles(0.4, -0.9, 1.7).into_inner();
     let x: Vec<_> = m.positions.iter().map(|p| r * p).collect();
     // At a rigidly rotated rest state the dR term vanishes (σ = 0): R K Rᵀ is the exact tangent.
@@ -197,7 +204,7 @@ fn rigid_rotation_gives_zero_corotational_force_and_nonzero_linear_force() {
     let stretch: Vec<_> = m.positions.iter().map(|p| p * 1.01).collect();
     let mut lin = Linear::new(lame());
     let scale = flat(&forces(&mut lin, &es, &stretch)).norm();
-    let mut cor = Corotational::new(lame(), CorotationalTangent::Rotated, es.len());
+    let mut cor = Corotational::new(lame(), CorotationalSettings::default(), &es);
     let f_cor = flat(&forces(&mut cor, &es, &x)).norm();
     let f_lin = flat(&forces(&mut lin, &es, &x)).norm();
     assert!(
@@ -229,8 +236,8 @@ fn patch_test_affine_deformation_gives_exact_constant_strain() {
         Box::new(Linear::new(lame())),
         Box::new(Corotational::new(
             lame(),
-            CorotationalTangent::Rotated,
-            es.len(),
+            CorotationalSettings::default(),
+            &es,
         )),
     ];
     for mut model in models {
@@ -267,8 +274,8 @@ fn internal_forces_sum_to_zero() {
         Box::new(Linear::new(lame())),
         Box::new(Corotational::new(
             lame(),
-            CorotationalTangent::Rotated,
-            es.len(),
+            CorotationalSettings::default(),
+            &es,
         )),
     ];
     for model in &mut models {

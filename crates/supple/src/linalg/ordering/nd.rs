@@ -19,14 +19,15 @@
 //! **The better of ND and AMD** (`OrderingKind::Nd`; `NdPure` skips it): at the end the whole
 //! graph's AMD ordering (exactly `OrderingKind::Amd`'s) is computed too, and the one with the
 //! fewer nonzeros in `L` is kept (ties: the dissection). nnz(L) is the criterion because it is
-//! what a pre-factored solver pays per step (one forward and one back substitution touch each
-//! entry of `L` twice) and what it stores; the factorization's flops usually, not always, rank
+//! what a pre-factored solver pays per step (its forward and back substitutions read every
+//! entry of `L` once each) and what it stores; the factorization's flops need not rank the two
 //! the same way. This is CHOLMOD's rule (`cholmod_analyze`: try AMD and METIS, keep the
 //! better) at the root, and the polish's rule one level up. Its cost is one AMD and two symbolic
 //! analyses, `O(nnz(A) α)` without forming `L` — small next to the dissection itself. So `Nd`
-//! never fills more than `Amd` and never more than `NdPure`. It matters on meshes where
-//! minimum degree wins outright: the sliver-rich scanned meshes (dragon, small bunny), whose
-//! many short thin limbs defeat dissection at the root but are handled by the polish below it.
+//! never fills more than `Amd` and never more than `NdPure`. It matters where minimum degree
+//! beats dissection at the root: long thin bars (a 2×2×40-cell tet bar: AMD fill 16 k, the
+//! dissection 30 k), the small tubes and the sliver-rich scanned meshes (bunny_5k, dragon_5k,
+//! dragon_50k: 3–8 % less fill with AMD; `EXPERIMENTS.md`, issue 5).
 
 use super::separator::WGraph;
 use super::{amd, Graph, OrderingError};

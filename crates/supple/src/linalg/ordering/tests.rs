@@ -219,12 +219,42 @@ fn hex_11_cubed_nested_dissections_beat_natural_and_random() {
     assert!(mnd < random, "{mnd} vs {random}");
 }
 
-/// 14³ cells → 15³ = 3375 vertices, 10125 dofs.
+/// 14³ cells → 15³ = 3375 vertices, 10125 dofs: the dissection itself beats AMD, so `Nd`
+/// keeps it.
 #[test]
 fn nd_fills_less_than_amd_on_a_tet_box() {
     let case = tet_box([14, 14, 14]);
-    let (nd, amd) = (case.fill(OrderingKind::Nd), case.fill(OrderingKind::Amd));
-    assert!(nd < amd, "nd fill {nd} ≥ amd fill {amd}");
+    let (pure, amd) = (
+        case.fill(OrderingKind::NdPure),
+        case.fill(OrderingKind::Amd),
+    );
+    assert!(pure < amd, "nd_pure fill {pure} ≥ amd fill {amd}");
+    assert_eq!(case.fill(OrderingKind::Nd), pure);
+}
+
+/// `Nd` is exactly the better of `NdPure` and `Amd` by nnz(L). On long thin bars minimum
+/// degree wins by far (a 2×2×40-cell tet bar: AMD fill ≈ 16 k, the dissection ≈ 30 k; a
+/// 1×1×60 hex bar is banded, AMD fill 0), so the fallback must take AMD's order there; on
+/// cubes the dissection wins and is kept.
+#[test]
+fn nd_is_the_better_of_the_dissection_and_amd() {
+    let (mut took_amd, mut kept_nd) = (0, 0);
+    for case in [
+        tet_box([2, 2, 40]),
+        hex_grid([1, 1, 60]),
+        tet_box([1, 2, 100]),
+        tet_box([6, 6, 6]),
+        hex_grid([12, 12, 1]),
+        hex_grid([7, 7, 7]),
+    ] {
+        let amd = case.fill(OrderingKind::Amd);
+        let pure = case.fill(OrderingKind::NdPure);
+        let nd = case.fill(OrderingKind::Nd);
+        assert_eq!(nd, amd.min(pure), "nd {nd}, amd {amd}, nd_pure {pure}");
+        took_amd += usize::from(amd < pure);
+        kept_nd += usize::from(pure < amd);
+    }
+    assert_eq!((took_amd, kept_nd), (3, 3));
 }
 
 /// A TetGen `.node`/`.ele` pair (0-based), read ad hoc for the report below.
@@ -323,15 +353,5 @@ fn ordering_report() {
                 s.flops
             );
         }
-    }
-}
-
-#[test]
-fn explore_tmp() {
-    for c in [[1usize, 1, 60], [2, 2, 40], [1, 2, 100], [3, 3, 30], [2, 3, 50], [4, 4, 4], [5, 5, 5], [1, 1, 200], [8, 1, 8], [12, 12, 1], [6, 6, 6]] {
-        let case = tet_box(c);
-        println!("tet {c:?}: amd {} nd {} pure {}", case.fill(OrderingKind::Amd), case.fill(OrderingKind::Nd), case.fill(OrderingKind::NdPure));
-        let case = hex_grid(c);
-        println!("hex {c:?}: amd {} nd {} pure {}", case.fill(OrderingKind::Amd), case.fill(OrderingKind::Nd), case.fill(OrderingKind::NdPure));
     }
 }

@@ -1,0 +1,100 @@
+//! Static equilibrium: the positions with `f_el(x) + M g = 0` under the fixed vertices, by
+//! Newton's method with load stepping and a backtracking line search on the residual (the
+//! Newton core of Hauth & Straßer 2004 §6 without the time-stepping formula).
+//!
+//! The load `M g` is ramped in `load_steps` equal increments, `M (k/n) g` for `k = 1..n`; each
+//! increment is a Newton solve of `K(x) δ = f_el(x) + M g_k` from the last equilibrium (first
+//! guess: the previous increment's displacement, a linear extrapolation along the load path),
+//! converged when `‖f_el + M g_k‖ ≤ tolerance · ‖M g_k‖` over the free vertices. Ramping keeps
+//! each solve inside Newton's region of convergence for large deformations.
+//!
+//! In a world: the first step solves the equilibrium under the world's gravity (all load
+//! steps) and sets the velocities to zero, so the first frame is the equilibrium. Later steps
+//! keep it: each does one Newton solve at the full load from the current state, which costs
+//! one residual evaluation and no iteration when nothing changed, and re-equilibrates when
+//! something did (positions edited from outside); a changed gravity is ramped again from the
+//! last one. `dt` is ignored. [`StepStats::substeps`] counts the load steps (Newton solves).
+
+use super::newton::{load_norm, Formula, Newton, NewtonSettings};
+use super::{Integrator, IntegratorError, StepStats};
+use crate::body::Body;
+use nalgebra::Vector3;
+
+/// Static equilibrium with load stepping.
+#[derive(Debug)]
+pub struct StaticEquilibrium {
+    load_steps: u32,
+    newton: Newton,
+    xi: Vec<Vector3<f64>>,
+    /// The gravity of the last equilibrium solved, if any.
+    solved_for: Option<Vector3<f64>>,
+}
+
+impl StaticEquilibrium {
+    /// Refuses `load_steps = 0`, invalid `settings`, and a body without fixed vertices (it has
+    /// no unique equilibrium: `K` is singular on rigid motions).
+    pub fn new(
+        body: &Body,
+        load_steps: u32,
+        settings: NewtonSettings,
+    ) -> Result<Self, IntegratorError> {
+        if load_steps == 0 {
+            return Err(IntegratorError::Setting {
+                key: "static.load_steps",
+                value: 0.0,
+                reason: "must be at least 1",
+            });
+        }
+        if !body.fixed.iter().any(|&f| f) {
+            return Err(IntegratorError::Unsupported {
+                body: body.name.clone(),
+                reason:
+                    "a static solve needs fixed vertices (a free body has no unique equilibrium)",
+            });
+        }
+        Ok(Self {
+            load_steps,
+            newton: Newton::new(body, settings)?,
+            xi: vec![Vector3::zeros(); body.n_vertices()],
+            solved_for: None,
+        })
+    }
+
+    /// `‖r‖` at the first guess and after each Newton iteration of the last load step.
+    pub fn residual_history(&self) -> &[f64] {
+        self.newton.history()
+    }
+}
+
+impl Integrator for StaticEquilibrium {
+    fn name(&self) -> &'static str {
+        "static"
+    }
+
+    fn step(&mut self, body: &mut Body, _dt: f64, gravity: &Vector3<f64>) -> StepStats {
+        let (from, n) = match self.solved_for {
+            Some(g) if g == *gravity => (g, 1),
+            Some(g) => (g, self.load_steps),
+            None => (Vector3::zeros(), self.load_steps),
+        };
+        let mut stats = StepStats::default();
+        self.newton.u.fill(Vector3::zeros());
+        for k in 1..=n {
+            let load = from + (gravity - from) * (k as f64 / n as f64);
+            self.xi.copy_from_slice(&body.x);
+            let form = Formula {
+                xi: &self.xi,
+                eta: None,
+                gamma: 1.0,
+                gravity: load,
+                reference: load_norm(body, &load),
+            };
+            // `newton.u` keeps the last increment as the first guess of the next.
+            self.newton.solve(body, &form).add_to(&mut stats);
+            body.x.copy_from_slice(&self.newton.x);
+        }
+        body.v.fill(Vector3::zeros());
+        self.solved_for = Some(*gravity);
+        stats
+    }
+}
