@@ -89,7 +89,10 @@ fn spinning_free_body_keeps_volume_and_angular_momentum() {
         }
         eprintln!("{name}: max |ΔL|/|L0| = {dl:.2e}, max |ΔV/V0| = {dv:.2e}");
         if name == "linear" {
-            assert!(dv > 0.005, "the linear model should not keep its volume: {dv}");
+            assert!(
+                dv > 0.005,
+                "the linear model should not keep its volume: {dv}"
+            );
         } else {
             assert!(dv < 0.005, "{name}: volume {dv}");
             assert!(dl < 0.01, "{name}: angular momentum {dl}");
