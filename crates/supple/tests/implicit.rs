@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System as SystemAlloc};
-use std::cell::Cell;
 use supple::body::{Body, BodyDesc};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::{BlockCsr, LinearSolverKind, OrderingKind, PcgSettings};
@@ -453,23 +451,8 @@ fn invalid_settings_are_refused() {
     assert!(matches!(world_err, WorldError::Integrator(_)));
 }
 
-struct Counting;
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        unsafe { SystemAlloc.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { SystemAlloc.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 #[test]
 fn implicit_steps_do_not_allocate() {
@@ -496,14 +479,14 @@ fn implicit_steps_do_not_allocate() {
                 let mut w = world(desc, 9.81, 0.01, kind);
                 // The first step may warm the pool up and make the first factorization.
                 w.step().unwrap();
-                let before = ALLOCATIONS.with(Cell::get);
+                let before = common::allocations();
                 for _ in 0..3 {
                     // A changed gravity makes the static solve ramp its load again.
                     w.gravity *= 0.9;
                     w.step().unwrap();
                     assert!(w.last_stats()[0].newton_iterations > 0, "{kind:?}");
                 }
-                let n = ALLOCATIONS.with(Cell::get) - before;
+                let n = common::allocations() - before;
                 assert_eq!(n, 0, "{kind:?}: {n} allocations in 3 steps");
             }
         }

@@ -3,48 +3,27 @@
 //! in a one-thread pool, so every parallel loop (still driven through rayon) runs on the
 //! counted thread; the pool's own bookkeeping on other threads is rayon's, not ours.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::fem::MassKind;
 use supple::linalg::{PcgSettings, Preconditioner};
 use supple::mesh::TetSplit;
 use supple::world::World;
 
-struct Counting;
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
 /// Allocations of this thread during 3 steps, after one step that may warm up the pool
 /// (and, for a direct solver, make its first factorization).
 fn allocations_in_steps(w: &mut supple::world::World) -> usize {
     w.step().unwrap();
-    let before = allocations();
+    let before = common::allocations();
     for _ in 0..3 {
         w.step().unwrap();
     }
-    allocations() - before
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
+    common::allocations() - before
 }
 
 mod common;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 fn world(
     cells: [usize; 3],

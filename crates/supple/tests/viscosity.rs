@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::Lcg;
+
 use supple::body::{Body, BodyDesc};
 use supple::fem::material::ViscosityKind;
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
@@ -81,21 +83,6 @@ fn deformation_kinetic_energy(b: &Body) -> f64 {
         .zip(&b.mass.lumped)
         .map(|((x, v), mi)| 0.5 * mi * (v - r.v_c - r.omega.cross(&(x - r.c))).norm_squared())
         .sum()
-}
-
-/// A small deterministic generator (no random crate in tests).
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-    fn vec3(&mut self) -> Vector3<f64> {
-        Vector3::new(self.uniform(), self.uniform(), self.uniform())
-    }
 }
 
 /// Runs `desc` from the velocity field `v0(x)` and returns the world's body at the end plus

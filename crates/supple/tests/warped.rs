@@ -9,8 +9,10 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use common::Lcg;
+
+#[global_allocator]
+static GLOBAL: common::Counting = common::Counting;
 
 use supple::body::Body;
 use supple::fem::material::{build_model, ModelKind, RotationField};
@@ -21,38 +23,6 @@ use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Matrix3, Rotation3, Vector3};
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
-
-/// Counts the allocations of each thread (for the no-allocation check).
-struct Counting;
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// A small deterministic generator in [−1, 1).
-struct Lcg(u64);
-impl Lcg {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-    fn vec3(&mut self) -> Vector3<f64> {
-        Vector3::new(self.uniform(), self.uniform(), self.uniform())
-    }
-}
 
 const FIELDS: [RotationField; 2] = [RotationField::EdgeFrame, RotationField::LeastSquares];
 
@@ -255,11 +225,11 @@ fn steps_do_not_allocate() {
             let desc = common::bar(cells, 1.0 / cells[0] as f64, TetSplit::Five, model, true);
             let mut w = common::world(desc, 9.81, 0.01, common::pcg(1e-6));
             w.step().unwrap();
-            let before = ALLOCATIONS.with(Cell::get);
+            let before = common::allocations();
             for _ in 0..3 {
                 w.step().unwrap();
             }
-            let n = ALLOCATIONS.with(Cell::get) - before;
+            let n = common::allocations() - before;
             assert_eq!(n, 0, "{cells:?} {model:?}: {n} allocations in 3 steps");
         }
     });

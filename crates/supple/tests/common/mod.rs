@@ -1,6 +1,8 @@
 //! Shared set-ups of the integration tests: the clamped bar and a one-body world.
 #![allow(dead_code)] // each test binary uses a part of it
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use supple::body::{Body, BodyDesc};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::PcgSettings;
@@ -49,5 +51,45 @@ pub fn pcg(tolerance: f64) -> PcgSettings {
         tolerance,
         max_iterations: 10_000,
         ..Default::default()
+    }
+}
+
+/// A global allocator that counts the allocations of each thread; a test binary that checks
+/// "no allocation per step" installs it with
+/// `#[global_allocator] static GLOBAL: common::Counting = common::Counting;`.
+pub struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Allocations made by this thread so far (counted only under [`Counting`]).
+pub fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// A small deterministic generator in [−1, 1) (tests must not depend on a random crate).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    pub fn uniform(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+    pub fn vec3(&mut self) -> Vector3<f64> {
+        Vector3::new(self.uniform(), self.uniform(), self.uniform())
     }
 }
