@@ -120,3 +120,65 @@ fn cholesky_step_does_not_allocate() {
         }
     });
 }
+
+/// The explicit integrators and the other models (hyperelastic laws, hybrid, viscosity) step
+/// without allocating either; the step ladder after its levels' first factorizations.
+#[test]
+fn explicit_integrators_and_every_model_do_not_allocate() {
+    use supple::body::Body;
+    use supple::fem::material::ViscosityKind;
+    use supple::linalg::OrderingKind;
+    use supple::nalgebra::Vector3;
+    use supple::time::IntegratorKind;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let integrators = [
+            IntegratorKind::SymplecticEuler { substeps: 0 },
+            IntegratorKind::Newmark {
+                levels: 2,
+                ordering: OrderingKind::Amd,
+            },
+            IntegratorKind::Rkf45 {
+                rtol: 1e-5,
+                atol: 1e-7,
+                substeps: 0,
+            },
+        ];
+        for integrator in integrators {
+            for mass in [MassKind::Lumped, MassKind::Consistent] {
+                let desc = common::bar([6, 2, 2], 0.1, TetSplit::Five, ModelKind::Stvk, true)
+                    .with_mass(mass)
+                    .with_damping(0.1, 0.001);
+                let body = Body::new(desc).unwrap();
+                let mut w =
+                    World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.002, integrator)
+                        .unwrap();
+                // Two warm-up steps: the ladder may factor a level on first use.
+                w.step().unwrap();
+                let n = allocations_in_steps(&mut w);
+                assert_eq!(n, 0, "{integrator:?} {mass:?}: {n} allocations in 3 steps");
+            }
+        }
+        for model in [ModelKind::Hybrid, ModelKind::LiesenfeldStolfi] {
+            for viscosity in [
+                ViscosityKind::StrainRate {
+                    d_mu: 1.0,
+                    d_lambda: 1.0,
+                },
+                ViscosityKind::LiesenfeldStolfi {
+                    eta1: 1.0,
+                    eta2: 1.0,
+                },
+            ] {
+                let desc = common::bar([6, 2, 2], 0.1, TetSplit::Five, model, true)
+                    .with_viscosity(viscosity);
+                let mut w = common::world(desc, 9.81, 0.005, common::pcg(1e-6));
+                let n = allocations_in_steps(&mut w);
+                assert_eq!(n, 0, "{model:?} {viscosity:?}: {n} allocations in 3 steps");
+            }
+        }
+    });
+}
