@@ -2,7 +2,7 @@
 # Regenerates the pictures the README shows (docs/images/) from the bundled scenes:
 # one final.png per scene (scenes/*.toml; the benchmark bars in scenes/bench/ are left out),
 # the bar's animation, the bar coloured by displacement, and the volume plot of the
-# linear vs corotational bars. Deterministic: the same binary gives the same files.
+# linear vs corotational bars and of the four Müller bars, the Hauth force errors. Deterministic: the same binary gives the same files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p supple-cli
@@ -18,6 +18,9 @@ done
 cp "$out/bar/animation.gif" docs/images/bar_animation.gif
 cp "$out/bars_linear_vs_corotational/plots/volume.png" docs/images/bars_volume.png
 cp "$out/bar/plots/energy.png" docs/images/bar_energy.png
+cp "$out/mueller_bars/plots/volume.png" docs/images/mueller_bars_volume.png
+"$bin" experiment hauth-forces --quiet --out "$out/hauth_forces"
+cp "$out/hauth_forces/forces.png" docs/images/hauth_forces.png
 "$bin" render --quiet --color displacement --gif false --no-plots "$out/bar"
 cp "$out/bar/final.png" docs/images/bar_displacement.png
 ls -l docs/images
