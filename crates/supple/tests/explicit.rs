@@ -407,7 +407,20 @@ fn the_ladder_steps_down_from_a_diverging_step_and_factors_each_level_once() {
     let dt = 0.01;
     let m = 6;
     let e0 = System::total_energy(&mut body, &NO_GRAVITY).unwrap();
+    // With the stability estimate (the default) the ladder starts at a stable level: no
+    // rejection, one factorization.
+    let mut guarded = Newmark::new(&body, m, OrderingKind::Nd).unwrap();
+    let mut copy = stretched_bar(1e5, MassKind::Consistent);
+    for _ in 0..20 {
+        let s = guarded.step(&mut copy, dt, &NO_GRAVITY);
+        assert_eq!(s.rejected_steps, 0);
+        assert!(s.dt_level >= 1, "{s:?}");
+    }
+    assert!(copy.check_state().is_none());
+    assert_eq!(guarded.factorizations(), 1);
+    // Without it, the reactive halving alone must find the stable level.
     let mut nm = Newmark::new(&body, m, OrderingKind::Nd).unwrap();
+    nm.set_stability_estimate(false);
     assert!(!nm.is_diagonal());
     let first = nm.step(&mut body, dt, &NO_GRAVITY);
     println!("first world step: {first:?}");
@@ -465,6 +478,7 @@ fn the_ladder_steps_down_from_a_diverging_step_and_factors_each_level_once() {
 fn the_ladder_works_with_the_diagonal_solve_without_factoring() {
     let mut body = stretched_bar(1e5, MassKind::Lumped);
     let mut nm = Newmark::new(&body, 6, OrderingKind::Amd).unwrap();
+    nm.set_stability_estimate(false);
     assert!(nm.is_diagonal());
     for _ in 0..50 {
         nm.step(&mut body, 0.01, &NO_GRAVITY);
