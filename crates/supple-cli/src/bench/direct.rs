@@ -19,7 +19,7 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::time::Instant;
-use supple::linalg::ordering::{compute, Graph, OrderingInput, OrderingKind};
+use supple::linalg::ordering::OrderingKind;
 use supple::linalg::{BlockCsr, Pcg, PcgSettings, Preconditioner, SparseCholesky};
 use supple::nalgebra::Vector3;
 
@@ -230,14 +230,8 @@ pub fn direct_vs_pcg(
     let threads = rayon::current_num_threads();
     let clock = Clock::new(threads);
     let (analyse_ms, chol) = clock.time(|| -> Result<SparseCholesky> {
-        let graph = Graph::from_pattern(&pattern);
-        let cells: Vec<Vec<u32>> = body.elems.tets.iter().map(|t| t.to_vec()).collect();
-        let input = OrderingInput {
-            graph: &graph,
-            positions: &body.x,
-            cells: &cells,
-        };
-        let perm = compute(kind, &input)?;
+        let perm =
+            supple::linalg::solver::mesh_ordering(kind, &pattern, &body.x, &body.elems.tets)?;
         Ok(SparseCholesky::new(pattern.clone(), Some(perm.perm()))?)
     });
     let mut chol = chol?;

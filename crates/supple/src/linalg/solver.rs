@@ -3,7 +3,7 @@
 //! change (Zhuang & Canny 1999, §4: a constant matrix is factored once, then every step is a
 //! back-substitution).
 
-use super::ordering::{self, Graph, OrderingError, OrderingInput, OrderingKind};
+use super::ordering::{self, Graph, OrderingError, OrderingInput, OrderingKind, Permutation};
 use super::{par, BlockCsr, BlockPattern, CholeskyError, Pcg, PcgSettings, SparseCholesky};
 use nalgebra::Vector3;
 use std::sync::Arc;
@@ -82,6 +82,24 @@ pub struct Direct {
     partials: Vec<f64>,
 }
 
+/// The vertex ordering `kind` of a tet mesh's matrix pattern, from the vertex graph of
+/// `pattern`, the rest `positions` and the `tets` (the geometric orderings need both).
+pub fn mesh_ordering(
+    kind: OrderingKind,
+    pattern: &BlockPattern,
+    positions: &[Vector3<f64>],
+    tets: &[[u32; 4]],
+) -> Result<Permutation, SolverError> {
+    let graph = Graph::from_pattern(pattern);
+    let cells: Vec<Vec<u32>> = tets.iter().map(|t| t.to_vec()).collect();
+    let input = OrderingInput {
+        graph: &graph,
+        positions,
+        cells: &cells,
+    };
+    ordering::compute(kind, &input).map_err(|source| SolverError::Ordering { kind, source })
+}
+
 impl LinearSolver {
     /// Sets up `kind` for matrices on `pattern`. The Cholesky ordering sees the vertex graph of
     /// `pattern`, the rest `positions` and the `tets`; its symbolic analysis is done here.
@@ -98,19 +116,7 @@ impl LinearSolver {
                 settings,
             },
             LinearSolverKind::Cholesky { ordering } => {
-                let graph = Graph::from_pattern(pattern);
-                let cells: Vec<Vec<u32>> = tets.iter().map(|t| t.to_vec()).collect();
-                let input = OrderingInput {
-                    graph: &graph,
-                    positions,
-                    cells: &cells,
-                };
-                let perm = ordering::compute(ordering, &input).map_err(|source| {
-                    SolverError::Ordering {
-                        kind: ordering,
-                        source,
-                    }
-                })?;
+                let perm = mesh_ordering(ordering, pattern, positions, tets)?;
                 let mut chol = SparseCholesky::new(pattern.clone(), Some(perm.perm()))?;
                 chol.ldlt_fallback = true;
                 Self::Cholesky(Box::new(Direct {

@@ -57,7 +57,8 @@ use super::{Integrator, StepStats};
 use crate::body::{Body, EXPLOSION_FACTOR};
 use crate::fem::material::Linear;
 use crate::fem::{ForceModel, MassKind};
-use crate::linalg::ordering::{self, Graph, OrderingInput, OrderingKind, Permutation};
+use crate::linalg::ordering::{OrderingKind, Permutation};
+use crate::linalg::solver::mesh_ordering;
 use crate::linalg::{par, BlockCsr, CholeskyError, SolverError, SparseCholesky};
 use nalgebra::Vector3;
 use std::time::Instant;
@@ -144,18 +145,12 @@ impl Newmark {
         let solve = if diagonal {
             Solve::Diagonal
         } else {
-            let graph = Graph::from_pattern(&body.elems.pattern);
-            let cells: Vec<Vec<u32>> = body.mesh.tets.iter().map(|t| t.to_vec()).collect();
-            let input = OrderingInput {
-                graph: &graph,
-                positions: &body.mesh.positions,
-                cells: &cells,
-            };
-            let perm =
-                ordering::compute(ordering, &input).map_err(|source| SolverError::Ordering {
-                    kind: ordering,
-                    source,
-                })?;
+            let perm = mesh_ordering(
+                ordering,
+                &body.elems.pattern,
+                &body.mesh.positions,
+                &body.mesh.tets,
+            )?;
             // D₀ = α M + β K₀ + D_visc(X), assembled once.
             let damped = alpha > 0.0 || beta > 0.0 || body.viscosity.is_some();
             let d0 = damped.then(|| {
