@@ -87,10 +87,17 @@ fn liesenfeld_stolfi_elements_never_reach_zero_volume() {
     let ls = run(ModelKind::LiesenfeldStolfi);
     let lin = run(ModelKind::Linear);
     let cor = run(common::COROTATIONAL);
+    let svd = run(ModelKind::Corotational(
+        supple::fem::material::CorotationalSettings {
+            rotation: supple::fem::material::RotationMethod::Svd,
+            ..Default::default()
+        },
+    ));
     for (name, r) in [
         ("liesenfeld_stolfi", &ls),
         ("linear", &lin),
         ("corotational", &cor),
+        ("corotational_svd", &svd),
     ] {
         eprintln!(
             "{name}: min volume ratio {:.4}, first step with volume <= 0: {:?}, \
