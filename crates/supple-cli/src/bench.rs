@@ -34,8 +34,18 @@ pub struct BenchArgs {
     /// Override the solver's first guess.
     #[arg(long)]
     pub warm_start: Option<BenchWarmStart>,
+    /// Override the contact broad phase (scenes with `[contact]`).
+    #[arg(long)]
+    pub broad_phase: Option<BenchBroadPhase>,
     #[command(flatten)]
     pub direct: direct::DirectArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BenchBroadPhase {
+    Sap,
+    Bvh,
+    BruteForce,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -79,6 +89,30 @@ struct Report {
     solver_iterations: IterStat,
     /// One `y = K x` on each body's matrix pattern (median of 50), and the bandwidth it implies.
     spmv: Vec<Spmv>,
+    /// The contact phase (scenes with contact): medians over the timed steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    contact: Option<ContactBench>,
+}
+
+#[derive(Serialize)]
+struct ContactBench {
+    broad_phase: String,
+    /// Surface vertices + edges + triangles in the broad phase.
+    surface_primitives: usize,
+    ms_median: ContactPhases,
+    /// Median of (contact time / step time).
+    fraction_of_step_median: f64,
+    broad_pairs_median: f64,
+    pairs_tested_median: f64,
+    contacts_median: f64,
+}
+
+#[derive(Serialize)]
+struct ContactPhases {
+    broad: f64,
+    narrow: f64,
+    response: f64,
+    total: f64,
 }
 
 #[derive(Serialize)]
@@ -176,6 +210,16 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             BenchWarmStart::Extrapolate => WarmStart::Extrapolate,
         };
     }
+    if let Some(bp) = args.broad_phase {
+        let Some(c) = &mut scene.contact else {
+            anyhow::bail!("--broad-phase: the scene has no [contact]");
+        };
+        c.broad_phase = match bp {
+            BenchBroadPhase::Sap => supple::contact::BroadPhaseKind::SweepAndPrune,
+            BenchBroadPhase::Bvh => supple::contact::BroadPhaseKind::Bvh,
+            BenchBroadPhase::BruteForce => supple::contact::BroadPhaseKind::BruteForce,
+        };
+    }
     let t = Instant::now();
     let mut world = scene.build_world()?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -193,10 +237,27 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut iterations = Vec::new();
+    let mut contact: [Vec<f64>; 8] = Default::default();
     for _ in 0..args.steps {
         let t = Instant::now();
         world.step()?;
-        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        wall.push(ms);
+        if let Some(c) = world.contact_stats() {
+            let total = (c.broad_s + c.narrow_s + c.response_s) * 1e3;
+            for (v, x) in contact.iter_mut().zip([
+                c.broad_s * 1e3,
+                c.narrow_s * 1e3,
+                c.response_s * 1e3,
+                total,
+                total / ms,
+                c.broad_pairs as f64,
+                c.pairs_tested as f64,
+                c.contacts as f64,
+            ]) {
+                v.push(x);
+            }
+        }
         let s = world.last_stats();
         forces.push(s.iter().map(|s| s.forces_s).sum::<f64>() * 1e3);
         assembly.push(s.iter().map(|s| s.assembly_s).sum::<f64>() * 1e3);
@@ -261,6 +322,24 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             max: iterations.iter().copied().max().unwrap_or(0),
         },
         spmv,
+        contact: world.contact().map(|c| ContactBench {
+            broad_phase: format!("{:?}", c.settings().broad_phase),
+            surface_primitives: c
+                .surfaces()
+                .iter()
+                .map(|s| s.vertices.len() + s.edges.len() + s.triangles.len())
+                .sum(),
+            ms_median: ContactPhases {
+                broad: median(&contact[0]),
+                narrow: median(&contact[1]),
+                response: median(&contact[2]),
+                total: median(&contact[3]),
+            },
+            fraction_of_step_median: median(&contact[4]),
+            broad_pairs_median: median(&contact[5]),
+            pairs_tested_median: median(&contact[6]),
+            contacts_median: median(&contact[7]),
+        }),
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;

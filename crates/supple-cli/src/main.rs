@@ -8,6 +8,7 @@ mod plots;
 mod record;
 mod render;
 mod run;
+mod tube_drop;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -46,6 +47,9 @@ enum Experiment {
     /// Hauth & Straßer 2004 Example 1: force errors of Cauchy, polar, warped and hybrid
     /// against Green strain on a rotated, sheared, rotated cube.
     HauthForces(hauth_forces::HauthArgs),
+    /// Müller et al. 2002 §4.2: largest stable time step of the dropped tube per Young's
+    /// modulus, warped and corotational against St.Venant–Kirchhoff.
+    TubeDrop(tube_drop::TubeDropArgs),
 }
 
 /// Exit status of a run that diverged.
@@ -74,6 +78,7 @@ fn main() {
         Command::Experiment(Experiment::HauthForces(args)) => {
             hauth_forces::hauth_forces(args).map(|_| 0)
         }
+        Command::Experiment(Experiment::TubeDrop(args)) => tube_drop::tube_drop(args).map(|_| 0),
     });
     match result {
         Ok(code) => std::process::exit(code),

@@ -58,6 +58,19 @@ fn total_energy(world: &mut World) -> Option<(f64, f64)> {
     Some((total, motion))
 }
 
+/// Running contact statistics (when the world has contact).
+#[derive(Default)]
+struct ContactTrack {
+    pairs_tested_sum: usize,
+    contacts_max: usize,
+    frozen: usize,
+    unresolved: usize,
+    /// Deepest penetration since the last metrics row.
+    row_penetration: f64,
+    body_penetration: Vec<f64>,
+    ms: Vec<f64>,
+}
+
 struct ProbeTrack {
     min: Vector3<f64>,
     max: Vector3<f64>,
@@ -68,6 +81,7 @@ pub struct Recorder {
     bodies: Vec<BodyTrack>,
     probes: Vec<(Probe, ProbeTrack)>,
     energy: Option<EnergyTrack>,
+    contact: Option<ContactTrack>,
     pub wall_ms: Vec<f64>,
     csv: std::io::BufWriter<std::fs::File>,
 }
@@ -125,6 +139,15 @@ impl Recorder {
                 header.push(format!("{}.{col}", b.name));
             }
         }
+        let contact = world.contact().map(|_| ContactTrack {
+            body_penetration: vec![0.0; world.bodies.len()],
+            ..ContactTrack::default()
+        });
+        if contact.is_some() {
+            for col in CONTACT_COLUMNS {
+                header.push(format!("contact.{col}"));
+            }
+        }
         for p in probes.iter().map(|p| &p.name) {
             for c in ["x", "y", "z"] {
                 header.push(format!("{p}.{c}"));
@@ -135,6 +158,7 @@ impl Recorder {
             bodies,
             probes: tracks,
             energy,
+            contact,
             wall_ms: Vec::new(),
             csv,
         })
@@ -167,6 +191,17 @@ impl Recorder {
             t.newton_max = t.newton_max.max(s.newton_iterations);
             t.substeps += s.substeps;
             t.rejected_steps += s.rejected_steps;
+        }
+        if let (Some(t), Some(c)) = (&mut self.contact, world.contact_stats()) {
+            t.pairs_tested_sum += c.pairs_tested;
+            t.contacts_max = t.contacts_max.max(c.contacts);
+            t.frozen += c.frozen;
+            t.unresolved += c.unresolved;
+            t.row_penetration = t.row_penetration.max(c.max_penetration);
+            for (m, &p) in t.body_penetration.iter_mut().zip(&c.body_penetration) {
+                *m = m.max(p);
+            }
+            t.ms.push(1e3 * (c.broad_s + c.narrow_s + c.response_s));
         }
         for (p, t) in &mut self.probes {
             let x = world.bodies[p.body].x[p.vertex];
@@ -207,6 +242,19 @@ impl Recorder {
                 s.dt_level.to_string(),
             ]);
         }
+        if let (Some(t), Some(c)) = (&mut self.contact, world.contact_stats()) {
+            row.extend([
+                c.broad_pairs.to_string(),
+                c.pairs_tested.to_string(),
+                c.contacts.to_string(),
+                c.iterations.to_string(),
+                c.frozen.to_string(),
+                c.springs.to_string(),
+                format!("{:.6e}", t.row_penetration.max(c.max_penetration)),
+                format!("{:.4}", t.ms.last().copied().unwrap_or(0.0)),
+            ]);
+            t.row_penetration = 0.0;
+        }
         for (p, _) in &self.probes {
             let x = world.bodies[p.body].x[p.vertex];
             row.extend(x.iter().map(|c| format!("{c:.9e}")));
@@ -244,11 +292,30 @@ impl Recorder {
             energy_total_initial: self.energy.as_ref().map(|e| e.initial),
             energy_total_final: self.energy.as_ref().map(|e| e.last),
             energy_rel_drift_max: self.energy.as_ref().map(EnergyTrack::rel_drift_max),
+            contact: self.contact.as_ref().zip(world.contact()).map(|(t, c)| {
+                let s = c.settings();
+                ContactSummary {
+                    obstacles: s.obstacles.iter().map(|o| o.name.clone()).collect(),
+                    self_collision: s.self_collision,
+                    body_collision: s.body_collision,
+                    broad_phase: format!("{:?}", s.broad_phase),
+                    narrow_phase: format!("{:?}", s.narrow_phase),
+                    response: format!("{:?}", s.response),
+                    thickness: c.thickness(),
+                    pairs_tested_mean: t.pairs_tested_sum as f64 / steps,
+                    contacts_max: t.contacts_max,
+                    frozen_vertices: t.frozen,
+                    unresolved_pairs: t.unresolved,
+                    max_penetration: t.body_penetration.iter().copied().fold(0.0, f64::max),
+                    contact_ms_per_step_median: median(&t.ms),
+                }
+            }),
             bodies: world
                 .bodies
                 .iter()
                 .zip(&self.bodies)
-                .map(|(b, t)| BodySummary {
+                .enumerate()
+                .map(|(i, (b, t))| BodySummary {
                     name: b.name.clone(),
                     model: b.model.name().to_string(),
                     vertices: b.n_vertices(),
@@ -266,6 +333,7 @@ impl Recorder {
                     newton_iterations_max: t.newton_max,
                     substeps: t.substeps,
                     rejected_steps: t.rejected_steps,
+                    max_penetration: self.contact.as_ref().map(|c| c.body_penetration[i]),
                 })
                 .collect(),
             probes: self
@@ -330,6 +398,8 @@ pub struct Summary {
     pub energy_total_final: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_rel_drift_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact: Option<ContactSummary>,
     pub bodies: Vec<BodySummary>,
     pub probes: Vec<ProbeSummary>,
 }
@@ -354,7 +424,44 @@ pub struct BodySummary {
     /// Internal steps taken (adaptive integrators and the step ladder take several per step).
     pub substeps: usize,
     pub rejected_steps: usize,
+    /// Deepest penetration (m) any step produced before the contact response (present when
+    /// the scene has contact; see `ContactStats::max_penetration`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_penetration: Option<f64>,
 }
+
+/// Contact settings and totals of a run.
+#[derive(Serialize)]
+pub struct ContactSummary {
+    pub obstacles: Vec<String>,
+    pub self_collision: bool,
+    pub body_collision: bool,
+    pub broad_phase: String,
+    pub narrow_phase: String,
+    pub response: String,
+    pub thickness: f64,
+    pub pairs_tested_mean: f64,
+    pub contacts_max: usize,
+    pub frozen_vertices: usize,
+    pub unresolved_pairs: usize,
+    pub max_penetration: f64,
+    pub contact_ms_per_step_median: f64,
+}
+
+/// Contact columns of metrics.csv (world-wide, prefixed `contact.`): the last step's broad
+/// pairs, narrow-phase tests, contacts, projection passes, vertices frozen by the fail-safe,
+/// live springs, the deepest penetration since the previous row, and the contact phase's
+/// wall time (ms).
+const CONTACT_COLUMNS: [&str; 8] = [
+    "broad_pairs",
+    "pairs_tested",
+    "contacts",
+    "iterations",
+    "frozen",
+    "springs",
+    "max_penetration",
+    "ms",
+];
 
 #[derive(Serialize)]
 pub struct ProbeSummary {

@@ -52,6 +52,19 @@ pub fn run(args: RunArgs) -> Result<i32> {
                 eprintln!("{}: {body}: {n}", world.integrator_name());
             }
         }
+        if let Some(c) = world.contact() {
+            let s = c.settings();
+            eprintln!(
+                "contact: {} obstacle(s), self-collision {}, body collision {}, {:?} broad phase, {:?} narrow phase, {:?} response, thickness {:.3e} m",
+                s.obstacles.len(),
+                if s.self_collision { "on" } else { "off" },
+                if s.body_collision { "on" } else { "off" },
+                s.broad_phase,
+                s.narrow_phase,
+                s.response,
+                c.thickness()
+            );
+        }
     }
     let steps = scene.steps();
     let csv_path = out.join("metrics.csv");

@@ -1,6 +1,7 @@
 //! A deformable body: rest mesh, per-element rest data, force model, mass, fixed vertices,
 //! damping, and the state `(x, v)`.
 
+use crate::contact::springs::Anchors;
 use crate::fem::material::{build_model, build_viscosity, Dissipation, ModelKind, ViscosityKind};
 use crate::fem::{ElementSet, ForceModel, Lame, Mass, MassKind, MaterialError};
 use crate::mesh::{bounding_box, MeshError, TetMesh};
@@ -115,6 +116,9 @@ pub struct Body {
     pub fixed: Vec<bool>,
     pub x: Vec<Vector3<f64>>,
     pub v: Vec<Vector3<f64>>,
+    /// Contact-spring shares held by this body's vertices (empty unless the world uses
+    /// contact springs; see [`crate::contact::springs`]).
+    pub anchors: Anchors,
     rest_diagonal: f64,
 }
 
@@ -183,6 +187,7 @@ impl Body {
             damping: desc.damping,
             viscosity,
             fixed,
+            anchors: Anchors::default(),
         })
     }
 

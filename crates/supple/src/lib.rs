@@ -11,6 +11,7 @@
 //! The library never prints and keeps no global state; errors are values.
 
 pub mod body;
+pub mod contact;
 pub mod fem;
 pub mod linalg;
 pub mod mesh;

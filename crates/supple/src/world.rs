@@ -1,7 +1,9 @@
-//! The world: bodies, gravity, the integrator and the clock. [`World::step`] is the one place
-//! that orders the phases of a step.
+//! The world: bodies, gravity, the integrator, contact and the clock. [`World::step`] is
+//! the one place that orders the phases of a step: contact's start-of-step bookkeeping, each
+//! body's integrator step, then the contact phase (obstacles, surface collisions).
 
 use crate::body::Body;
+use crate::contact::{Contact, ContactError, ContactSettings, ContactStats};
 use crate::time::{Integrator, IntegratorKind, StepStats};
 use nalgebra::Vector3;
 use thiserror::Error;
@@ -16,6 +18,8 @@ pub enum WorldError {
     DuplicateName(String),
     #[error(transparent)]
     Integrator(#[from] crate::time::IntegratorError),
+    #[error(transparent)]
+    Contact(#[from] ContactError),
 }
 
 /// A step that left a body in an unusable state (see [`Body::check_state`]).
@@ -38,6 +42,7 @@ pub struct World {
     /// Steps taken so far.
     pub steps: usize,
     last_stats: Vec<StepStats>,
+    contact: Option<Contact>,
 }
 
 impl World {
@@ -71,20 +76,55 @@ impl World {
             time: 0.0,
             steps: 0,
             last_stats,
+            contact: None,
         })
+    }
+
+    /// Turns on contact (obstacles, self- and body–body collision) with these settings.
+    pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
+        self.contact = Some(Contact::new(settings, &mut self.bodies, self.dt)?);
+        Ok(self)
+    }
+
+    /// The contact phase, if the world has one.
+    pub fn contact(&self) -> Option<&Contact> {
+        self.contact.as_ref()
+    }
+
+    /// Contact statistics of the last step, if the world has contact.
+    pub fn contact_stats(&self) -> Option<&ContactStats> {
+        self.contact.as_ref().map(|c| c.stats())
     }
 
     /// Advances every body by `dt`. On divergence the world keeps the diverged state (the
     /// caller keeps what it wrote before) and reports which body failed and why.
     pub fn step(&mut self) -> Result<(), Diverged> {
-        for ((body, integrator), stats) in self
-            .bodies
-            .iter_mut()
+        let t0 = self.time;
+        if let Some(contact) = &mut self.contact {
+            contact.begin_step(&mut self.bodies);
+        }
+        for (b, ((body, integrator), stats)) in (self.bodies.iter_mut())
             .zip(&mut self.integrators)
             .zip(&mut self.last_stats)
+            .enumerate()
         {
             body.model.begin_step();
             *stats = integrator.step(body, self.dt, &self.gravity);
+            if let Some(contact) = &mut self.contact {
+                // Obstacle contact held inside the implicit solve (one-step schemes).
+                if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, self.dt)
+                {
+                    let first = *stats;
+                    *stats = integrator.step(body, self.dt, &self.gravity);
+                    contact.release_holds(b, body);
+                    stats.solver_iterations += first.solver_iterations;
+                    stats.newton_iterations += first.newton_iterations;
+                    stats.substeps += first.substeps;
+                }
+            }
+        }
+        if let Some(contact) = &mut self.contact {
+            contact.end_step(&mut self.bodies, t0, self.dt);
         }
         self.steps += 1;
         self.time = self.steps as f64 * self.dt;

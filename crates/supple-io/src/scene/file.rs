@@ -22,6 +22,9 @@ pub(super) struct SceneFile {
     pub(super) body: Vec<BodySection>,
     #[serde(default)]
     pub(super) probe: Vec<ProbeSection>,
+    pub(super) contact: Option<super::contact::ContactSection>,
+    #[serde(default)]
+    pub(super) obstacle: Vec<super::contact::ObstacleSection>,
 }
 
 pub(super) fn default_gravity() -> [f64; 3] {

@@ -9,6 +9,7 @@ use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::contact::ContactSettings;
 use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
@@ -16,6 +17,7 @@ use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 use thiserror::Error;
 
+mod contact;
 mod file;
 mod integrator;
 mod material;
@@ -63,6 +65,8 @@ pub struct Scene {
     pub output: OutputSettings,
     pub bodies: Vec<BodyDesc>,
     pub probes: Vec<Probe>,
+    /// Obstacles and surface collisions (`[contact]`, `[[obstacle]]`), if any.
+    pub contact: Option<ContactSettings>,
 }
 
 impl Scene {
@@ -79,8 +83,14 @@ impl Scene {
             .enumerate()
             .map(|(i, d)| Body::new(d.clone()).map_err(|e| self.invalid(format!("body[{i}]: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        World::new(bodies, self.gravity, self.dt, self.integrator)
-            .map_err(|e| self.invalid(e.to_string()))
+        let world = World::new(bodies, self.gravity, self.dt, self.integrator)
+            .map_err(|e| self.invalid(e.to_string()))?;
+        match &self.contact {
+            Some(c) => world
+                .with_contact(c.clone())
+                .map_err(|e| self.invalid(e.to_string())),
+            None => Ok(world),
+        }
     }
 
     fn invalid(&self, message: String) -> SceneError {
@@ -197,6 +207,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     };
     let integrator =
         integrator::integrator(&file.integrator, solver, ordering, warm_start).map_err(invalid)?;
+    let contact = contact::contact(file.contact, file.obstacle).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
     for (i, b) in file.body.into_iter().enumerate() {
@@ -248,6 +259,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         output: file.output,
         bodies,
         probes,
+        contact,
     })
 }
 

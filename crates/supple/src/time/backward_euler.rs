@@ -44,6 +44,10 @@ impl Integrator for BackwardEuler {
         "backward_euler"
     }
 
+    fn restartable(&self) -> bool {
+        true
+    }
+
     fn step(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
         self.xi.copy_from_slice(&body.x);
         self.eta.copy_from_slice(&body.v);

@@ -72,6 +72,10 @@ impl Integrator for LinearizedBackwardEuler {
         "backward_euler_linearized"
     }
 
+    fn restartable(&self) -> bool {
+        true
+    }
+
     fn step(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
         let t0 = Instant::now();
         let Body {
@@ -83,14 +87,18 @@ impl Integrator for LinearizedBackwardEuler {
             fixed,
             x,
             v,
+            anchors,
             ..
         } = body;
         model.update_frames(elems, x);
         self.force.fill(Vector3::zeros());
         model.add_forces(elems, x, &mut self.force);
+        if anchors.enabled() {
+            anchors.add_forces(x, &mut self.force);
+        }
         let t1 = Instant::now();
 
-        let constant = model.tangent_is_constant() && viscosity.is_none();
+        let constant = model.tangent_is_constant() && viscosity.is_none() && !anchors.enabled();
         let changed = !(constant && self.assembled_for == Some(h));
         if changed {
             // (1 + hα) M + h D_visc + (hβ + h²) K, as System::assemble(1, h, h²).
@@ -100,6 +108,7 @@ impl Integrator for LinearizedBackwardEuler {
                 visc.add_matrix(elems, x, h, &mut self.a);
             }
             mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
+            anchors.add_to(&mut self.a, h * h);
             self.assembled_for = constant.then_some(h);
         }
         let t2 = Instant::now();

@@ -67,6 +67,12 @@ pub trait Integrator: Send + std::fmt::Debug {
     fn counters(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// True for one-step schemes that read `body.fixed` every step and keep no history that
+    /// a step changes, so a step can be taken again from the same start state with more
+    /// vertices held (the contact phase does this; see [`crate::contact`]).
+    fn restartable(&self) -> bool {
+        false
+    }
 }
 
 /// The first guess of an implicit step's linear solve.

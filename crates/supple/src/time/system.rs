@@ -1,6 +1,7 @@
 //! The dynamic system every integrator sees: `M a = f(x, v) + M g` with
 //! `f(x, v) = f_el(x) − D_visc(x) v − α M v − β K(x) v` (elastic model, the body's
-//! strain-rate damping or viscosity, Rayleigh damping), plus fixed vertices.
+//! strain-rate damping or viscosity, Rayleigh damping) plus contact-spring anchors
+//! ([`crate::contact::springs::Anchors`]), and fixed vertices.
 //!
 //! Integrators are written only against this (Vega FEM's separation of force model and
 //! integrator): they never know which material or dissipation a body has.
@@ -46,6 +47,9 @@ impl System {
         if let Some(visc) = &body.viscosity {
             visc.add_forces(&body.elems, x, v, out);
         }
+        if body.anchors.enabled() {
+            body.anchors.add_forces(x, out);
+        }
         let (alpha, beta) = (body.damping.alpha, body.damping.beta);
         if alpha > 0.0 {
             body.mass.mul_vec(&body.elems, v, &mut self.tmp);
@@ -85,12 +89,15 @@ impl System {
             }
         }
         body.mass.add_to(a, cm + cd * alpha);
+        if ck != 0.0 {
+            body.anchors.add_to(a, ck);
+        }
     }
 
     /// True when `assemble` gives the same matrix for every `x` (so it and its factor can be
     /// kept while the coefficients do not change).
     pub fn matrix_is_constant(body: &Body) -> bool {
-        body.model.tangent_is_constant() && body.viscosity.is_none()
+        body.model.tangent_is_constant() && body.viscosity.is_none() && !body.anchors.enabled()
     }
 
     /// Total energy `kinetic + elastic + gravitational` of the body's state, where the model

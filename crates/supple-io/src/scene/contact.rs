@@ -1,0 +1,302 @@
+//! `[contact]` and `[[obstacle]]`: validation into [`ContactSettings`].
+
+use super::finite3;
+use nalgebra::{Isometry3, Rotation3, Translation3, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use supple::contact::{
+    BroadPhaseKind, ContactSettings, NarrowPhase, Obstacle, Response, RigidPath, Shape,
+};
+
+/// `[contact]`: collisions between deformable surfaces (obstacles are `[[obstacle]]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ContactSection {
+    self_collision: Option<bool>,
+    body_collision: Option<bool>,
+    broad_phase: Option<BroadName>,
+    narrow_phase: Option<NarrowName>,
+    response: Option<ResponseName>,
+    spring_stiffness: Option<f64>,
+    friction: Option<f64>,
+    thickness: Option<f64>,
+    max_iterations: Option<usize>,
+    skin: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum BroadName {
+    Sap,
+    Bvh,
+    BruteForce,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum NarrowName {
+    Exact,
+    Hermite,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum ResponseName {
+    Projection,
+    Springs,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum ShapeName {
+    Plane,
+    Sphere,
+    Box,
+    Capsule,
+}
+
+/// `[[obstacle]]`: a rigid shape, static or moving on a prescribed path.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ObstacleSection {
+    name: Option<String>,
+    shape: ShapeName,
+    /// Plane: a point on it and its outward normal.
+    point: Option<[f64; 3]>,
+    normal: Option<[f64; 3]>,
+    /// Sphere, capsule.
+    radius: Option<f64>,
+    /// Box.
+    half_extents: Option<[f64; 3]>,
+    /// Capsule: half the length of its axis (local z).
+    half_length: Option<f64>,
+    /// Pose at t = 0 (not for planes): centre and roll/pitch/yaw in degrees.
+    position: Option<[f64; 3]>,
+    rotate_deg: Option<[f64; 3]>,
+    #[serde(default)]
+    friction: f64,
+    /// Constant motion from the start pose: m/s and deg/s (world axes).
+    velocity: Option<[f64; 3]>,
+    angular_velocity_deg: Option<[f64; 3]>,
+    /// Or a keyframed path (poses between keyframes are interpolated).
+    #[serde(default)]
+    keyframe: Vec<KeyframeSection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyframeSection {
+    t: f64,
+    position: [f64; 3],
+    #[serde(default)]
+    rotate_deg: [f64; 3],
+}
+
+fn pose(key: &str, position: [f64; 3], rotate_deg: [f64; 3]) -> Result<Isometry3<f64>, String> {
+    let p = finite3(&format!("{key}.position"), position)?;
+    let a = finite3(&format!("{key}.rotate_deg"), rotate_deg)?.map(f64::to_radians);
+    let r = Rotation3::from_euler_angles(a.x, a.y, a.z);
+    Ok(Isometry3::from_parts(
+        Translation3::from(p),
+        UnitQuaternion::from_rotation_matrix(&r),
+    ))
+}
+
+fn obstacle(o: ObstacleSection, i: usize) -> Result<Obstacle, String> {
+    let key = format!("obstacle[{i}]");
+    let name = o.name.clone().unwrap_or_else(|| format!("obstacle{i}"));
+    let only = |set: bool, field: &str, shapes: &str| {
+        if set {
+            Err(format!(
+                "{key}.{field}: not a setting of shape {:?} (only of {shapes})",
+                format!("{:?}", o.shape).to_lowercase()
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let is = |s: ShapeName| o.shape == s;
+    only(o.point.is_some() && !is(ShapeName::Plane), "point", "plane")?;
+    only(
+        o.normal.is_some() && !is(ShapeName::Plane),
+        "normal",
+        "plane",
+    )?;
+    only(
+        o.position.is_some() && is(ShapeName::Plane),
+        "position",
+        "sphere, box, capsule (a plane has `point`)",
+    )?;
+    only(
+        o.radius.is_some() && !(is(ShapeName::Sphere) || is(ShapeName::Capsule)),
+        "radius",
+        "sphere, capsule",
+    )?;
+    only(
+        o.half_extents.is_some() && !is(ShapeName::Box),
+        "half_extents",
+        "box",
+    )?;
+    only(
+        o.half_length.is_some() && !is(ShapeName::Capsule),
+        "half_length",
+        "capsule",
+    )?;
+    let need = |v: Option<f64>, field: &str| {
+        v.ok_or_else(|| format!("{key}.{field}: required for this shape"))
+    };
+    let (shape, start) = match o.shape {
+        ShapeName::Plane => {
+            let point = finite3(&format!("{key}.point"), o.point.unwrap_or([0.0; 3]))?;
+            let normal = finite3(
+                &format!("{key}.normal"),
+                o.normal
+                    .ok_or_else(|| format!("{key}.normal: required for a plane"))?,
+            )?;
+            if !(normal.norm() > 0.0) {
+                return Err(format!("{key}.normal = {normal:?}: must not be zero"));
+            }
+            let tilt = match o.rotate_deg {
+                Some(r) => pose(&key, [0.0; 3], r)?.rotation,
+                None => UnitQuaternion::identity(),
+            };
+            let to_normal = UnitQuaternion::rotation_between(&Vector3::z(), &normal)
+                .unwrap_or_else(|| {
+                    UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
+                });
+            (
+                Shape::HalfSpace,
+                Isometry3::from_parts(Translation3::from(point), tilt * to_normal),
+            )
+        }
+        _ => {
+            let shape = match o.shape {
+                ShapeName::Sphere => Shape::Sphere {
+                    radius: need(o.radius, "radius")?,
+                },
+                ShapeName::Capsule => Shape::Capsule {
+                    radius: need(o.radius, "radius")?,
+                    half_length: need(o.half_length, "half_length")?,
+                },
+                _ => Shape::Box {
+                    half_extents: Vector3::from(
+                        o.half_extents
+                            .ok_or_else(|| format!("{key}.half_extents: required for a box"))?,
+                    ),
+                },
+            };
+            let start = pose(
+                &key,
+                o.position.unwrap_or([0.0; 3]),
+                o.rotate_deg.unwrap_or([0.0; 3]),
+            )?;
+            (shape, start)
+        }
+    };
+    let moving = o.velocity.is_some() || o.angular_velocity_deg.is_some();
+    if moving && !o.keyframe.is_empty() {
+        return Err(format!(
+            "{key}: give either velocity/angular_velocity_deg or [[{key}.keyframe]], not both"
+        ));
+    }
+    let path = if !o.keyframe.is_empty() {
+        let frames = o
+            .keyframe
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let fkey = format!("{key}.keyframe[{k}]");
+                if !f.t.is_finite() {
+                    return Err(format!("{fkey}.t = {}: must be finite", f.t));
+                }
+                let mut p = pose(&fkey, f.position, f.rotate_deg)?;
+                if o.shape == ShapeName::Plane {
+                    p.rotation *= start.rotation;
+                }
+                Ok((f.t, p))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        RigidPath::Keyframes(frames)
+    } else if moving {
+        RigidPath::Constant {
+            start,
+            linear: finite3(&format!("{key}.velocity"), o.velocity.unwrap_or([0.0; 3]))?,
+            angular: finite3(
+                &format!("{key}.angular_velocity_deg"),
+                o.angular_velocity_deg.unwrap_or([0.0; 3]),
+            )?
+            .map(f64::to_radians),
+        }
+    } else {
+        RigidPath::Static(start)
+    };
+    let ob = Obstacle {
+        name,
+        shape,
+        path,
+        friction: o.friction,
+    };
+    ob.validate().map_err(|e| format!("{key}: {e}"))?;
+    Ok(ob)
+}
+
+/// Validates `[contact]` and `[[obstacle]]`; `None` when the scene has neither.
+pub(super) fn contact(
+    section: Option<ContactSection>,
+    obstacles: Vec<ObstacleSection>,
+) -> Result<Option<ContactSettings>, String> {
+    if section.is_none() && obstacles.is_empty() {
+        return Ok(None);
+    }
+    let mut s = ContactSettings {
+        obstacles: obstacles
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| obstacle(o, i))
+            .collect::<Result<_, _>>()?,
+        ..ContactSettings::default()
+    };
+    if let Some(c) = section {
+        if let Some(v) = c.self_collision {
+            s.self_collision = v;
+        }
+        if let Some(v) = c.body_collision {
+            s.body_collision = v;
+        }
+        if let Some(b) = c.broad_phase {
+            s.broad_phase = match b {
+                BroadName::Sap => BroadPhaseKind::SweepAndPrune,
+                BroadName::Bvh => BroadPhaseKind::Bvh,
+                BroadName::BruteForce => BroadPhaseKind::BruteForce,
+            };
+        }
+        if let Some(n) = c.narrow_phase {
+            s.narrow_phase = match n {
+                NarrowName::Exact => NarrowPhase::Exact,
+                NarrowName::Hermite => NarrowPhase::Hermite,
+            };
+        }
+        let springs = c.response == Some(ResponseName::Springs);
+        if c.spring_stiffness.is_some() && !springs {
+            return Err(
+                "contact.spring_stiffness: only a setting of response = \"springs\"".into(),
+            );
+        }
+        if springs {
+            s.response = Response::Springs {
+                stiffness: c.spring_stiffness,
+            };
+        }
+        if let Some(v) = c.friction {
+            s.friction = v;
+        }
+        s.thickness = c.thickness;
+        if let Some(v) = c.max_iterations {
+            s.max_iterations = v;
+        }
+        if let Some(v) = c.skin {
+            s.skin = v;
+        }
+    }
+    s.validate().map_err(|e| e.to_string())?;
+    Ok(Some(s))
+}

@@ -1,0 +1,283 @@
+//! Bounding-volume hierarchy broad phase: an alternative to the sweep-and-prune of Liesenfeld
+//! & Stolfi §6.4 that does not depend on the motion being coherent.
+//!
+//! * **Build** (first call, or when the number of boxes changes): a binary tree by median
+//!   split on the longest axis of the box centres, leaves of at most [`LEAF`] boxes;
+//!   O(n log n). Nodes are stored in preorder, so a child's index exceeds its parent's.
+//! * **Refit** (every later call): the topology is kept and each node's box is recomputed
+//!   from its leaves' boxes in one reverse pass, O(n). The tree stays correct for any motion;
+//!   it only gets looser (more node visits) when the boxes move far from where it was built.
+//! * **Self-query** by simultaneous descent: a node pair `(a, a)` expands into its children's
+//!   self pairs and their cross pair; a cross pair `(a, b)` whose boxes do not overlap, or
+//!   whose subtrees hold no wanted group pair (per-node group masks), is pruned, otherwise
+//!   the bigger node is split, down to leaf–leaf box tests. Every box pair is reached through
+//!   exactly one node pair, so no pair is found twice. The cost is the number of node pairs
+//!   visited (reported as the work): O(n + k) for well-separated surfaces with k overlaps.
+//!
+//! Empty boxes stay in the tree but contribute nothing to the node boxes and are skipped.
+//! The descent uses an explicit stack, reused between calls.
+
+use super::{touches, Aabb, Groups};
+use std::cmp::Ordering;
+
+/// Most boxes in a leaf.
+const LEAF: usize = 4;
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    bounds: Aabb,
+    /// The node's boxes are `order[first..first + count]`.
+    first: u32,
+    count: u32,
+    /// Index of the right child (the left one is `self + 1`); 0 for a leaf.
+    right: u32,
+    /// Union of the group bits of the node's boxes, and of the groups they want.
+    bits: u8,
+    want: u8,
+}
+
+impl Node {
+    fn is_leaf(&self) -> bool {
+        self.right == 0
+    }
+}
+
+/// BVH state, reused between calls.
+#[derive(Debug, Default)]
+pub(super) struct Bvh {
+    /// Number of boxes of the current tree (`None` before the first call).
+    n: Option<usize>,
+    nodes: Vec<Node>,
+    /// Box indices, grouped by leaf.
+    order: Vec<u32>,
+    /// This call's boxes, and whether each is non-empty.
+    boxes: Vec<Aabb>,
+    valid: Vec<bool>,
+    /// Node pairs still to visit.
+    stack: Vec<(u32, u32)>,
+}
+
+impl Bvh {
+    /// Refits (or builds) the tree on `boxes` and appends the wanted pairs of overlapping
+    /// non-empty boxes to `out` (unsorted). Returns the number of node pairs visited.
+    pub(super) fn update(
+        &mut self,
+        boxes: &[Aabb],
+        groups: &Groups,
+        out: &mut Vec<(u32, u32)>,
+    ) -> usize {
+        let n = boxes.len();
+        self.boxes.clear();
+        self.valid.clear();
+        for b in boxes {
+            self.valid.push(!b.is_empty());
+            self.boxes.push(*b);
+        }
+        if self.n != Some(n) {
+            self.n = Some(n);
+            self.build(groups);
+        }
+        if n == 0 {
+            return 0;
+        }
+        self.refit();
+        self.query(groups, out)
+    }
+
+    fn build(&mut self, groups: &Groups) {
+        let n = self.boxes.len();
+        self.order.clear();
+        self.order.extend(0..n as u32);
+        self.nodes.clear();
+        if n == 0 {
+            return;
+        }
+        // Centres, with NaN (empty or infinite boxes) replaced by 0 so that the ordering is
+        // total.
+        let centres: Vec<[f64; 3]> = self
+            .boxes
+            .iter()
+            .map(|b| {
+                let c = (b.min + b.max) * 0.5;
+                [0, 1, 2].map(|k| if c[k].is_nan() { 0.0 } else { c[k] })
+            })
+            .collect();
+        self.split(&centres, groups, 0, n);
+    }
+
+    /// Appends the subtree of `order[lo..hi]` in preorder; returns its root's index.
+    fn split(&mut self, centres: &[[f64; 3]], groups: &Groups, lo: usize, hi: usize) -> u32 {
+        let index = self.nodes.len() as u32;
+        let (mut bits, mut want) = (0u8, 0u8);
+        for &i in &self.order[lo..hi] {
+            bits |= groups.bit[i as usize];
+            want |= groups.want[i as usize];
+        }
+        self.nodes.push(Node {
+            bounds: Aabb::empty(),
+            first: lo as u32,
+            count: (hi - lo) as u32,
+            right: 0,
+            bits,
+            want,
+        });
+        if hi - lo <= LEAF {
+            return index;
+        }
+        let (mut cmin, mut cmax) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+        for &i in &self.order[lo..hi] {
+            for k in 0..3 {
+                cmin[k] = cmin[k].min(centres[i as usize][k]);
+                cmax[k] = cmax[k].max(centres[i as usize][k]);
+            }
+        }
+        let extent = |k: usize| {
+            let e = cmax[k] - cmin[k];
+            if e.is_nan() {
+                0.0
+            } else {
+                e
+            }
+        };
+        let axis = (0..3)
+            .max_by(|&a, &b| extent(a).partial_cmp(&extent(b)).unwrap_or(Ordering::Equal))
+            .unwrap_or(0);
+        let mid = (lo + hi) / 2;
+        self.order[lo..hi].select_nth_unstable_by(mid - lo, |&a, &b| {
+            centres[a as usize][axis]
+                .partial_cmp(&centres[b as usize][axis])
+                .unwrap_or(Ordering::Equal)
+        });
+        self.split(centres, groups, lo, mid);
+        let right = self.split(centres, groups, mid, hi);
+        self.nodes[index as usize].right = right;
+        index
+    }
+
+    /// Recomputes the node boxes bottom-up (children follow their parents).
+    fn refit(&mut self) {
+        for k in (0..self.nodes.len()).rev() {
+            let node = self.nodes[k];
+            let mut bounds = Aabb::empty();
+            if node.is_leaf() {
+                let range = node.first as usize..(node.first + node.count) as usize;
+                for &i in &self.order[range] {
+                    if self.valid[i as usize] {
+                        bounds.merge(&self.boxes[i as usize]);
+                    }
+                }
+            } else {
+                bounds = self.nodes[k + 1].bounds;
+                bounds.merge(&self.nodes[node.right as usize].bounds);
+            }
+            self.nodes[k].bounds = bounds;
+        }
+    }
+
+    /// Simultaneous descent from `(root, root)`; returns the node pairs visited.
+    fn query(&mut self, groups: &Groups, out: &mut Vec<(u32, u32)>) -> usize {
+        let mut visits = 0;
+        self.stack.clear();
+        self.stack.push((0, 0));
+        while let Some((a, b)) = self.stack.pop() {
+            visits += 1;
+            let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
+            if na.want & nb.bits == 0 || na.bounds.is_empty() || nb.bounds.is_empty() {
+                continue;
+            }
+            if a == b {
+                if na.is_leaf() {
+                    self.leaf_self(&na, groups, out);
+                } else {
+                    let (l, r) = (a + 1, na.right);
+                    self.stack.extend([(l, l), (r, r), (l, r)]);
+                }
+                continue;
+            }
+            if !touches(&na.bounds, &nb.bounds) {
+                continue;
+            }
+            match (na.is_leaf(), nb.is_leaf()) {
+                (true, true) => self.leaf_pair(&na, &nb, groups, out),
+                (false, leaf_b) if leaf_b || na.count >= nb.count => {
+                    self.stack.extend([(a + 1, b), (na.right, b)]);
+                }
+                _ => self.stack.extend([(a, b + 1), (a, nb.right)]),
+            }
+        }
+        visits
+    }
+
+    fn test(&self, i: u32, j: u32, groups: &Groups, out: &mut Vec<(u32, u32)>) {
+        let (iu, ju) = (i as usize, j as usize);
+        if groups.wanted(iu, ju)
+            && self.valid[iu]
+            && self.valid[ju]
+            && touches(&self.boxes[iu], &self.boxes[ju])
+        {
+            out.push((i.min(j), i.max(j)));
+        }
+    }
+
+    fn leaf_self(&self, leaf: &Node, groups: &Groups, out: &mut Vec<(u32, u32)>) {
+        let items = &self.order[leaf.first as usize..(leaf.first + leaf.count) as usize];
+        for (k, &i) in items.iter().enumerate() {
+            for &j in &items[k + 1..] {
+                self.test(i, j, groups, out);
+            }
+        }
+    }
+
+    fn leaf_pair(&self, a: &Node, b: &Node, groups: &Groups, out: &mut Vec<(u32, u32)>) {
+        let ia = &self.order[a.first as usize..(a.first + a.count) as usize];
+        let ib = &self.order[b.first as usize..(b.first + b.count) as usize];
+        for &i in ia {
+            for &j in ib {
+                self.test(i, j, groups, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::Vector3;
+
+    #[test]
+    fn tree_is_balanced_and_covers_every_box_once() {
+        let n = 1000;
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|i| {
+                let p = Vector3::new((i % 10) as f64, ((i / 10) % 10) as f64, (i / 100) as f64);
+                Aabb::from_point(&p)
+            })
+            .collect();
+        let g = Groups::new(&vec![0; n], &[[true; 4]; 4]);
+        let mut bvh = Bvh::default();
+        let mut out = Vec::new();
+        bvh.update(&boxes, &g, &mut out);
+        assert!(out.is_empty(), "distinct points never meet");
+        let mut seen = vec![0; n];
+        let mut max_depth = 0;
+        let mut stack = vec![(0u32, 0usize)];
+        while let Some((k, depth)) = stack.pop() {
+            let node = bvh.nodes[k as usize];
+            max_depth = max_depth.max(depth);
+            if node.is_leaf() {
+                assert!(node.count as usize <= LEAF);
+                for &i in &bvh.order[node.first as usize..(node.first + node.count) as usize] {
+                    seen[i as usize] += 1;
+                    assert!(touches(&node.bounds, &boxes[i as usize]));
+                }
+            } else {
+                assert!(node.right > k + 1);
+                stack.push((k + 1, depth + 1));
+                stack.push((node.right, depth + 1));
+            }
+        }
+        assert!(seen.iter().all(|&s| s == 1));
+        // ⌈log₂(1000 / 4)⌉ = 8 levels below the root for median splits.
+        assert!(max_depth <= 8, "depth {max_depth}");
+    }
+}
