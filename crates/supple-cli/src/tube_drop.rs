@@ -12,7 +12,10 @@
 //!    ≥ 0 and contact only removes energy, so a stable run stays below);
 //! 3. no tet is inverted at the end (smallest volume ratio > 0).
 //!
-//! The largest stable step of a (model, E) is the largest step of the sweep that is stable.
+//! The table reports, per (model, E), the largest step of the sweep that is stable, and the
+//! largest step at and below which every step of the sweep is stable (the two differ when a
+//! model is stable only in a window of steps: St.Venant–Kirchhoff at moderate steps, where
+//! implicit Euler's numerical damping hides its softening under compression).
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -63,6 +66,8 @@ struct Largest {
     youngs: f64,
     model: String,
     largest_stable_dt_ms: Option<f64>,
+    /// Largest step such that it and every smaller step of the sweep are stable.
+    stable_at_and_below_dt_ms: Option<f64>,
 }
 
 fn models() -> Vec<(&'static str, ModelKind)> {
@@ -165,6 +170,7 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
         anyhow::ensure!(e > 0.0 && e.is_finite(), "--youngs {e}: must be above 0");
         for (name, model) in models() {
             let mut best = None;
+            let mut from_below = None;
             for &dt_ms in &dts {
                 let mut row = run_one(&base, model, e, dt_ms * 1e-3, args.duration)?;
                 row.model = name.to_string();
@@ -181,12 +187,20 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
                 if row.stable && best.is_none() {
                     best = Some(dt_ms);
                 }
+                // Steps run from the largest down: an unstable one resets the run of
+                // stable steps below it.
+                from_below = if row.stable {
+                    from_below.or(Some(dt_ms))
+                } else {
+                    None
+                };
                 rows.push(row);
             }
             largest.push(Largest {
                 youngs: e,
                 model: name.to_string(),
                 largest_stable_dt_ms: best,
+                stable_at_and_below_dt_ms: from_below,
             });
         }
     }
@@ -219,13 +233,16 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
     for (name, _) in models() {
         table += &format!("\n| {name} |");
         for e in &args.youngs {
-            let l = largest
-                .iter()
-                .find(|l| l.model == name && l.youngs == *e)
-                .and_then(|l| l.largest_stable_dt_ms);
+            let l = largest.iter().find(|l| l.model == name && l.youngs == *e);
+            let show = |d: Option<f64>| d.map_or_else(|| "none".to_string(), |d| format!("{d} ms"));
             table += &match l {
-                Some(d) => format!(" {d} ms |"),
-                None => " none |".into(),
+                Some(l) if l.largest_stable_dt_ms != l.stable_at_and_below_dt_ms => format!(
+                    " {} ({} and below) |",
+                    show(l.largest_stable_dt_ms),
+                    show(l.stable_at_and_below_dt_ms)
+                ),
+                Some(l) => format!(" {} |", show(l.largest_stable_dt_ms)),
+                None => " – |".into(),
             };
         }
     }
