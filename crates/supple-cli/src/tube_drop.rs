@@ -12,14 +12,15 @@
 //!    ≥ 0 and contact only removes energy, so a stable run stays below).
 //!
 //! This is Müller's notion (the simulation "got instable"). Whether a tet is left inverted
-//! at the end is reported beside it (`inverted_at_end`, and "inv." in the table): a
+//! at the end is reported beside it (`inverted_at_end`; the table's second number is the
+//! largest stable step that leaves none): a
 //! St.Venant–Kirchhoff tet crushed at the impact can flip to its mirror image, which that
 //! model counts as a rest state, so such a run is stable but wrong.
 //!
-//! The table reports, per (model, E), the largest step of the sweep that is stable, and the
-//! largest step at and below which every step of the sweep is stable (the two differ when a
-//! model is stable only in a window of steps: St.Venant–Kirchhoff at moderate steps, where
-//! implicit Euler's numerical damping hides its softening under compression).
+//! The table reports, per (model, E), the largest step of the sweep that is stable and the
+//! largest that is stable and leaves no tet inverted; summary.json also has the largest step
+//! at and below which every step of the sweep is stable (they differ when a model is stable
+//! only in a window of steps).
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -73,8 +74,8 @@ struct Largest {
     largest_stable_dt_ms: Option<f64>,
     /// Largest step such that it and every smaller step of the sweep are stable.
     stable_at_and_below_dt_ms: Option<f64>,
-    /// The run at the largest stable step left a tet inverted.
-    inverted: bool,
+    /// Largest step that is stable and leaves no tet inverted.
+    largest_clean_dt_ms: Option<f64>,
 }
 
 fn models() -> Vec<(&'static str, ModelKind)> {
@@ -175,7 +176,7 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
         anyhow::ensure!(e > 0.0 && e.is_finite(), "--youngs {e}: must be above 0");
         for (name, model) in models() {
             let mut best = None;
-            let mut inverted = false;
+            let mut clean = None;
             let mut from_below = None;
             for &dt_ms in &dts {
                 let mut row = run_one(&base, model, e, dt_ms * 1e-3, args.duration)?;
@@ -192,7 +193,9 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
                 }
                 if row.stable && best.is_none() {
                     best = Some(dt_ms);
-                    inverted = row.inverted_at_end;
+                }
+                if row.stable && !row.inverted_at_end && clean.is_none() {
+                    clean = Some(dt_ms);
                 }
                 // Steps run from the largest down: an unstable one resets the run of
                 // stable steps below it.
@@ -208,7 +211,7 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
                 model: name.to_string(),
                 largest_stable_dt_ms: best,
                 stable_at_and_below_dt_ms: from_below,
-                inverted,
+                largest_clean_dt_ms: clean,
             });
         }
     }
@@ -232,7 +235,8 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
             r.reason.replace('"', "'")
         )?;
     }
-    // The table as Müller prints it: one row per model, one column per E.
+    // The table as Müller prints it: one row per model, one column per E; each cell is
+    // "largest stable step / largest stable step that leaves no tet inverted".
     let mut table = String::from("| model |");
     for e in &args.youngs {
         table += &format!(" E = {:.1}e6 |", e / 1e6);
@@ -244,15 +248,13 @@ pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
         for e in &args.youngs {
             let l = largest.iter().find(|l| l.model == name && l.youngs == *e);
             let show = |d: Option<f64>| d.map_or_else(|| "none".to_string(), |d| format!("{d} ms"));
-            let inv = |l: &Largest| if l.inverted { ", inv." } else { "" };
+            // "largest stable / largest stable without an inverted tet".
             table += &match l {
-                Some(l) if l.largest_stable_dt_ms != l.stable_at_and_below_dt_ms => format!(
-                    " {}{} ({} and below) |",
+                Some(l) => format!(
+                    " {} / {} |",
                     show(l.largest_stable_dt_ms),
-                    inv(l),
-                    show(l.stable_at_and_below_dt_ms)
+                    show(l.largest_clean_dt_ms)
                 ),
-                Some(l) => format!(" {}{} |", show(l.largest_stable_dt_ms), inv(l)),
                 None => " – |".into(),
             };
         }

@@ -62,7 +62,7 @@ fn head_on_run_reports_contact_per_step_and_per_body() {
         let p = b["max_penetration"].as_f64().unwrap();
         assert!(p > 0.0 && p < 0.05, "{p}");
     }
-    assert_eq!(s["contact"]["broad_phase"], "SweepAndPrune");
+    assert_eq!(s["contact"]["broad_phase"], "Bvh");
     assert_eq!(s["contact"]["unresolved_pairs"], 0);
     assert!(s["contact"]["pairs_tested_mean"].as_f64().unwrap() > 0.0);
 }

@@ -13,38 +13,15 @@
 //!    until no pair meets. Springs mode instead prunes and adds Liesenfeld's contact springs.
 //! 3. Velocities follow the position corrections, `v¹ += Δx / dt`.
 
-use super::broad::{Aabb, BroadPhase};
-use super::ccd::{self, Hit};
+pub use super::detect::PairHit;
+use super::detect::{gap, Detector, PassStats, Paths};
 use super::projection::{project_obstacles, ObstacleStats};
-use super::springs::{ContactSprings, Spring, VertexRef};
+use super::springs::{ContactSprings, Spring};
 use super::surface::ContactSurface;
-use super::{ContactError, ContactSettings, NarrowPhase, Response};
+use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
 use nalgebra::Vector3;
 use std::time::Instant;
-
-const VERTEX: u8 = 0;
-const EDGE: u8 = 1;
-const TRIANGLE: u8 = 2;
-
-/// One surface primitive in the broad phase.
-#[derive(Debug, Clone, Copy)]
-struct Prim {
-    body: u32,
-    kind: u8,
-    index: u32,
-}
-
-/// A pair of primitives that met during the step.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PairHit {
-    /// Vertex–face: the vertex then the triangle; edge–edge: the two edges.
-    pub vertices: [VertexRef; 4],
-    pub hit: Hit,
-    /// The first primitive came from outside the second's body (by the second's outward
-    /// surface normal); a leaving pair started interpenetrated.
-    pub entering: bool,
-}
 
 /// Contact statistics of one step.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -82,9 +59,10 @@ pub struct ContactStats {
 pub struct Contact {
     settings: ContactSettings,
     surfaces: Vec<ContactSurface>,
-    prims: Vec<Prim>,
-    boxes: Vec<Aabb>,
-    broad: Option<BroadPhase>,
+    /// Broad and narrow phase (absent when no surfaces can meet).
+    detector: Option<Detector>,
+    /// Vertices the last projection pass moved (the next pass tests only their pairs).
+    moved: Vec<Vec<bool>>,
     x0: Vec<Vec<Vector3<f64>>>,
     v0: Vec<Vec<Vector3<f64>>>,
     /// Positions before the surface response (to update velocities).
@@ -142,33 +120,7 @@ impl Contact {
         };
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
-        let mut prims = Vec::new();
-        if surfaces_meet {
-            for (b, s) in surfaces.iter().enumerate() {
-                let b = b as u32;
-                let mut push = |kind, n: usize| {
-                    prims.extend((0..n as u32).map(|index| Prim {
-                        body: b,
-                        kind,
-                        index,
-                    }))
-                };
-                push(VERTEX, s.vertices.len());
-                push(EDGE, s.edges.len());
-                push(TRIANGLE, s.triangles.len());
-            }
-        }
-        let broad = surfaces_meet.then(|| {
-            let mut wants = [[false; 4]; 4];
-            wants[VERTEX as usize][TRIANGLE as usize] = true;
-            wants[TRIANGLE as usize][VERTEX as usize] = true;
-            wants[EDGE as usize][EDGE as usize] = true;
-            BroadPhase::new(
-                settings.broad_phase,
-                prims.iter().map(|p| p.kind).collect(),
-                wants,
-            )
-        });
+        let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
         if matches!(settings.response, Response::Springs { .. }) {
             for b in bodies.iter_mut() {
                 b.anchors = super::Anchors::zeros(b.n_vertices());
@@ -190,12 +142,12 @@ impl Contact {
             body_penetration: vec![0.0; bodies.len()],
             ..ContactStats::default()
         };
+        let moved = bodies.iter().map(|b| vec![false; b.n_vertices()]).collect();
         Ok(Self {
-            boxes: vec![Aabb::empty(); prims.len()],
             settings,
             surfaces,
-            prims,
-            broad,
+            detector,
+            moved,
             x0,
             v0,
             x_before,
@@ -373,7 +325,7 @@ impl Contact {
         }
         stats.response_s += t_resp.elapsed().as_secs_f64();
         // 2. Surfaces.
-        if self.broad.is_some() {
+        if self.detector.is_some() {
             match self.settings.response {
                 Response::Projection => self.project_surfaces(bodies, dt, &mut stats),
                 Response::Springs { .. } => self.update_springs(bodies, dt, &mut stats),
@@ -403,7 +355,7 @@ impl Contact {
         let delta = self.thickness;
         let mu = self.settings.friction;
         for pass in 0..self.settings.max_iterations {
-            self.detect(bodies, dt, stats);
+            self.detect(bodies, dt, stats, pass > 0);
             if pass == 0 {
                 stats.contacts += self.hits.len();
                 for h in &self.hits {
@@ -419,8 +371,12 @@ impl Contact {
             }
             stats.iterations += 1;
             let t = Instant::now();
-            for h in &self.hits {
-                self.push_apart(bodies, h, delta, mu);
+            for m in &mut self.moved {
+                m.fill(false);
+            }
+            for i in 0..self.hits.len() {
+                let h = self.hits[i];
+                self.push_apart(bodies, &h, delta, mu);
             }
             stats.response_s += t.elapsed().as_secs_f64();
         }
@@ -428,15 +384,22 @@ impl Contact {
         // met), and is immovable from then on. Each round freezes at least one more vertex
         // or ends, so this terminates.
         loop {
-            self.detect(bodies, dt, stats);
+            self.detect(bodies, dt, stats, true);
             if self.hits.is_empty() {
                 return;
             }
             let t = Instant::now();
             let mut froze = 0;
+            for m in &mut self.moved {
+                m.fill(false);
+            }
             for h in &self.hits {
                 for k in 0..4 {
                     let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
+                    if h.hit.w[k] != 0.0 {
+                        // Its pairs are tested again (even when nothing here can move).
+                        self.moved[b][v] = true;
+                    }
                     if h.hit.w[k] != 0.0 && !bodies[b].fixed[v] && self.inv_mass[b][v] != 0.0 {
                         self.inv_mass[b][v] = 0.0;
                         bodies[b].x[v] = self.x0[b][v];
@@ -463,15 +426,21 @@ impl Contact {
     /// Moves the pair's end positions apart along its normal until the gap is `delta`,
     /// mass-weighted (`Δx_k = m_k⁻¹ w_k λ n`), and applies Coulomb friction to the pair's
     /// relative tangential displacement over the step (at most μ times the normal push).
-    fn push_apart(&self, bodies: &mut [Body], h: &PairHit, delta: f64, mu: f64) {
+    fn push_apart(&mut self, bodies: &mut [Body], h: &PairHit, delta: f64, mu: f64) {
         let n = h.hit.normal;
         let g = gap(bodies, h);
         if g >= delta {
             return;
         }
+        // Marked whether or not they move: a pair nothing can move must be tested again,
+        // so that the fail-safe sees it.
+        for &(b, v) in &h.vertices {
+            self.moved[b as usize][v as usize] = true;
+        }
+        let inv_mass = &self.inv_mass;
         let inv = |k: usize| {
             let (b, v) = h.vertices[k];
-            self.inv_mass[b as usize][v as usize]
+            inv_mass[b as usize][v as usize]
         };
         let denom: f64 = (0..4).map(|k| h.hit.w[k] * h.hit.w[k] * inv(k)).sum();
         if denom <= 0.0 {
@@ -502,7 +471,7 @@ impl Contact {
     /// Springs mode: remove the springs that pull, add one per pair that met.
     fn update_springs(&mut self, bodies: &mut [Body], dt: f64, stats: &mut ContactStats) {
         self.springs.prune(|b, v| bodies[b].x[v]);
-        self.detect(bodies, dt, stats);
+        self.detect(bodies, dt, stats, false);
         stats.contacts += self.hits.len();
         // Only entering pairs get a spring: one leaving through a face is a vertex that an
         // earlier spring let in, and a spring there would hold it inside (the failure
@@ -525,176 +494,38 @@ impl Contact {
         }
     }
 
-    /// Fills `self.hits` with the pairs that meet over the step `x⁰ → x` (broad + narrow).
-    fn detect(&mut self, bodies: &[Body], dt: f64, stats: &mut ContactStats) {
-        let t = Instant::now();
-        let pad = 0.5 * self.thickness;
-        let hermite = self.settings.narrow_phase == NarrowPhase::Hermite;
-        for (prim, bx) in self.prims.iter().zip(self.boxes.iter_mut()) {
-            let b = prim.body as usize;
-            let s = &self.surfaces[b];
-            let vertex_box = |v: u32| {
-                let v = v as usize;
-                let (a, c) = (self.x0[b][v], bodies[b].x[v]);
-                let mut bb = Aabb::from_point(&a);
-                bb.grow(&c);
-                if hermite {
-                    // Bernstein control points of the cubic Hermite path (§6.4).
-                    bb.grow(&(a + self.v0[b][v] * (dt / 3.0)));
-                    bb.grow(&(c - bodies[b].v[v] * (dt / 3.0)));
-                }
-                bb
-            };
-            let verts: &[u32] = match prim.kind {
-                VERTEX => std::slice::from_ref(&s.vertices[prim.index as usize]),
-                EDGE => &s.edges[prim.index as usize],
-                _ => &s.triangles[prim.index as usize],
-            };
-            let mut bb = Aabb::empty();
-            for &v in verts {
-                bb.merge(&vertex_box(v));
-            }
-            bb.inflate(pad);
-            *bx = bb;
-        }
-        let broad = self
-            .broad
-            .as_mut()
-            .expect("detect runs only with a broad phase");
-        let pairs = broad.update(&self.boxes);
-        let t_narrow = Instant::now();
-        stats.broad_s += (t_narrow - t).as_secs_f64();
-        self.hits.clear();
-        let eta = 0.25 * self.thickness;
-        let springs = matches!(self.settings.response, Response::Springs { .. });
-        for &(i, j) in pairs {
-            let (pi, pj) = (self.prims[i as usize], self.prims[j as usize]);
-            let same = pi.body == pj.body;
-            if (same && !self.settings.self_collision) || (!same && !self.settings.body_collision) {
-                continue;
-            }
-            let (sa, sb) = (
-                &self.surfaces[pi.body as usize],
-                &self.surfaces[pj.body as usize],
-            );
-            // `face`: the primitive on the "face side" (the triangle, or the second edge),
-            // whose outward normal tells entering from leaving.
-            let (refs, opp, face) = if pi.kind == EDGE {
-                let (ea, eb) = (sa.edges[pi.index as usize], sb.edges[pj.index as usize]);
-                let (oa, ob) = (
-                    sa.opposite[pi.index as usize],
-                    sb.opposite[pj.index as usize],
-                );
-                (
-                    [
-                        (pi.body, ea[0]),
-                        (pi.body, ea[1]),
-                        (pj.body, eb[0]),
-                        (pj.body, eb[1]),
-                    ],
-                    Some([
-                        [(pi.body, oa[0]), (pi.body, oa[1])],
-                        [(pj.body, ob[0]), (pj.body, ob[1])],
-                    ]),
-                    pj,
-                )
-            } else {
-                let (vp, tp) = if pi.kind == VERTEX {
-                    (pi, pj)
-                } else {
-                    (pj, pi)
-                };
-                let v = self.surfaces[vp.body as usize].vertices[vp.index as usize];
-                let tri = self.surfaces[tp.body as usize].triangles[tp.index as usize];
-                (
-                    [
-                        (vp.body, v),
-                        (tp.body, tri[0]),
-                        (tp.body, tri[1]),
-                        (tp.body, tri[2]),
-                    ],
-                    None,
-                    tp,
-                )
-            };
-            if same && (0..4).any(|k| refs[k + 1..].contains(&refs[k])) {
-                continue; // adjacent: the pair shares a vertex
-            }
-            stats.pairs_tested += 1;
-            let get = |r: VertexRef, src: u8| -> Vector3<f64> {
-                let (b, v) = (r.0 as usize, r.1 as usize);
-                match src {
-                    0 => self.x0[b][v],
-                    1 => bodies[b].x[v],
-                    2 => self.v0[b][v],
-                    _ => bodies[b].v[v],
-                }
-            };
-            let four = |src: u8| refs.map(|r| get(r, src));
-            let hit = match (hermite, opp) {
-                (false, None) => ccd::vertex_face_exact(&four(0), &four(1), eta),
-                (false, Some(_)) => ccd::edge_edge_exact(&four(0), &four(1), eta),
-                (true, None) => {
-                    ccd::vertex_face_hermite(&four(0), &four(2), &four(1), &four(3), dt)
-                }
-                (true, Some(o)) => {
-                    let six = |src: u8| {
-                        let f = four(src);
-                        let mid = |e: [VertexRef; 2]| 0.5 * (get(e[0], src) + get(e[1], src));
-                        [f[0], f[1], f[2], f[3], mid(o[0]), mid(o[1])]
-                    };
-                    ccd::edge_edge_hermite(&six(0), &six(2), &six(1), &six(3), dt)
-                }
-            };
-            if let Some(mut hit) = hit {
-                let fs = &self.surfaces[face.body as usize];
-                let fx = &bodies[face.body as usize].x;
-                let outward = if face.kind == EDGE {
-                    fs.edge_normal(fx, face.index as usize)
-                } else {
-                    fs.triangle_normal(fx, face.index as usize)
-                };
-                let entering = hit.normal.dot(&outward) >= 0.0;
-                if !entering && face.kind == TRIANGLE {
-                    // A vertex leaving through a face started inside the body: push it out.
-                    hit.normal = -hit.normal;
-                }
-                let h = PairHit {
-                    vertices: refs,
-                    hit,
-                    entering,
-                };
-                // The projection response only needs pairs that end closer than the
-                // thickness (a leaving vertex, or one that went in and out, ends apart).
-                if springs || gap(bodies, &h) < self.thickness {
-                    self.hits.push(h);
-                }
-            }
-        }
-        let bstats = broad.stats();
-        if stats.broad_pairs == 0 {
-            stats.broad_pairs = bstats.pairs;
-        }
-        stats.broad_work += bstats.work;
-        // Earliest first; ties by vertices, so the order is deterministic (and the unstable
-        // sort does not allocate).
-        self.hits.sort_unstable_by(|a, b| {
-            a.hit
-                .t
-                .total_cmp(&b.hit.t)
-                .then_with(|| a.vertices.cmp(&b.vertices))
-        });
-        stats.narrow_s += t_narrow.elapsed().as_secs_f64();
+    /// One detection pass into `self.hits` (all pairs, or with `only_moved` only those with
+    /// a vertex the last pass moved).
+    fn detect(&mut self, bodies: &[Body], dt: f64, stats: &mut ContactStats, only_moved: bool) {
+        let Some(det) = self.detector.as_mut() else {
+            self.hits.clear();
+            return;
+        };
+        let paths = Paths {
+            x0: &self.x0,
+            v0: &self.v0,
+            bodies,
+            dt,
+            moved: only_moved.then_some(&self.moved[..]),
+        };
+        let mut pass = PassStats {
+            broad_pairs: stats.broad_pairs,
+            ..PassStats::default()
+        };
+        let all_hits = matches!(self.settings.response, Response::Springs { .. });
+        det.detect(
+            &self.settings,
+            &self.surfaces,
+            &paths,
+            self.thickness,
+            all_hits,
+            &mut pass,
+        );
+        stats.broad_pairs = pass.broad_pairs;
+        stats.broad_work += pass.broad_work;
+        stats.pairs_tested += pass.pairs_tested;
+        stats.broad_s += pass.broad_s;
+        stats.narrow_s += pass.narrow_s;
+        std::mem::swap(&mut self.hits, &mut det.hits);
     }
-}
-
-/// The pair's gap `n · Σ w_k x_k` at the current end positions.
-fn gap(bodies: &[Body], h: &PairHit) -> f64 {
-    let p: Vector3<f64> = (0..4)
-        .map(|k| {
-            let (b, v) = h.vertices[k];
-            h.hit.w[k] * bodies[b as usize].x[v as usize]
-        })
-        .sum();
-    h.hit.normal.dot(&p)
 }

@@ -34,6 +34,8 @@ struct Node {
     /// Union of the group bits of the node's boxes, and of the groups they want.
     bits: u8,
     want: u8,
+    /// The one owner of the node's boxes (`u32::MAX` when they have several).
+    owner: u32,
 }
 
 impl Node {
@@ -88,6 +90,10 @@ impl Bvh {
         let n = self.boxes.len();
         self.order.clear();
         self.order.extend(0..n as u32);
+        // Boxes of one owner stay contiguous, so subtrees split by owner first.
+        if groups.cross_only {
+            self.order.sort_by_key(|&i| groups.owner[i as usize]);
+        }
         self.nodes.clear();
         if n == 0 {
             return;
@@ -113,6 +119,11 @@ impl Bvh {
             bits |= groups.bit[i as usize];
             want |= groups.want[i as usize];
         }
+        let first_owner = groups.owner[self.order[lo] as usize];
+        let one_owner = self.order[lo..hi]
+            .iter()
+            .all(|&i| groups.owner[i as usize] == first_owner);
+        let owner = if one_owner { first_owner } else { u32::MAX };
         self.nodes.push(Node {
             bounds: Aabb::empty(),
             first: lo as u32,
@@ -120,8 +131,22 @@ impl Bvh {
             right: 0,
             bits,
             want,
+            owner,
         });
-        if hi - lo <= LEAF {
+        if hi - lo <= LEAF && one_owner {
+            return index;
+        }
+        if !one_owner {
+            // Split at the owner boundary nearest the middle (owners are contiguous).
+            let mid = (lo + hi) / 2;
+            let owner_at = |k: usize| groups.owner[self.order[k] as usize];
+            let split = (lo + 1..hi)
+                .filter(|&k| owner_at(k) != owner_at(k - 1))
+                .min_by_key(|&k| k.abs_diff(mid))
+                .unwrap_or(mid);
+            self.split(centres, groups, lo, split);
+            let right = self.split(centres, groups, split, hi);
+            self.nodes[index as usize].right = right;
             return index;
         }
         let (mut cmin, mut cmax) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
@@ -183,6 +208,9 @@ impl Bvh {
             visits += 1;
             let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
             if na.want & nb.bits == 0 || na.bounds.is_empty() || nb.bounds.is_empty() {
+                continue;
+            }
+            if groups.cross_only && na.owner != u32::MAX && na.owner == nb.owner {
                 continue;
             }
             if a == b {

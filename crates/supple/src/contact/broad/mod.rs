@@ -128,6 +128,9 @@ struct Groups {
     bit: Vec<u8>,
     /// The groups wanted with this box's group, as bits.
     want: Vec<u8>,
+    /// Owner of each box (e.g. its body) and whether pairs of one owner are skipped.
+    owner: Vec<u32>,
+    cross_only: bool,
 }
 
 impl Groups {
@@ -146,7 +149,12 @@ impl Groups {
             .iter()
             .map(|&g| if g < 4 { row[g as usize] } else { 0 })
             .collect();
-        Self { bit, want }
+        Self {
+            owner: vec![0; groups.len()],
+            cross_only: false,
+            bit,
+            want,
+        }
     }
 
     fn len(&self) -> usize {
@@ -155,7 +163,13 @@ impl Groups {
 
     #[inline]
     fn wanted(&self, i: usize, j: usize) -> bool {
-        self.want[i] & self.bit[j] != 0
+        self.want[i] & self.bit[j] != 0 && self.owners_ok(i, j)
+    }
+
+    /// False for two boxes of one owner when only pairs across owners are wanted.
+    #[inline]
+    fn owners_ok(&self, i: usize, j: usize) -> bool {
+        !(self.cross_only && self.owner[i] == self.owner[j])
     }
 }
 
@@ -215,6 +229,19 @@ impl BroadPhase {
         }
     }
 
+    /// Gives each box an owner (e.g. the body it belongs to); with `same_owner: false` pairs
+    /// of one owner are never reported (bodies without self-collision), and the BVH splits
+    /// by owner first so that it never descends into such pairs. Call before the first
+    /// update; `owners` has one entry per box (missing entries count as owner 0).
+    pub fn with_owners(mut self, owners: &[u32], same_owner: bool) -> Self {
+        let n = self.groups.len();
+        self.groups.owner = (0..n)
+            .map(|i| owners.get(i).copied().unwrap_or(0))
+            .collect();
+        self.groups.cross_only = !same_owner;
+        self
+    }
+
     /// Takes this step's boxes (same count and order every call) and returns every pair
     /// `(i, j)`, `i < j`, of overlapping boxes whose groups are wanted, sorted ascending
     /// (deterministic).
@@ -235,6 +262,11 @@ impl BroadPhase {
             pairs: self.pairs.len(),
             work,
         };
+        &self.pairs
+    }
+
+    /// The pairs of the last [`update`](Self::update).
+    pub fn update_pairs(&self) -> &[(u32, u32)] {
         &self.pairs
     }
 

@@ -145,6 +145,7 @@ impl SweepAndPrune {
                 swaps += insertion_sort(
                     &mut self.lists[axis],
                     [&self.boxes, &self.prev],
+                    groups,
                     &mut self.set,
                 );
             }
@@ -274,6 +275,7 @@ fn refresh(list: &mut [Endpoint], boxes: &[Aabb], axis: usize) {
 fn insertion_sort(
     list: &mut [Endpoint],
     [boxes, prev]: [&[Aabb]; 2],
+    groups: &Groups,
     set: &mut HashSet<u64, BuildHasherDefault<PairHasher>>,
 ) -> usize {
     let mut swaps = 0;
@@ -283,7 +285,7 @@ fn insertion_sort(
         while j > 0 && after(list[j - 1], e) {
             let p = list[j - 1];
             let (a, b) = (e.id(), p.id());
-            if e.is_max() != p.is_max() && e.want & p.bit != 0 {
+            if e.is_max() != p.is_max() && e.want & p.bit != 0 && groups.owners_ok(a, b) {
                 if e.is_max() {
                     // max of a now before min of b: apart on this axis.
                     if touches(&prev[a], &prev[b]) {
