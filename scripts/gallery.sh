@@ -21,6 +21,10 @@ cp "$out/bar/plots/energy.png" docs/images/bar_energy.png
 cp "$out/mueller_bars/plots/volume.png" docs/images/mueller_bars_volume.png
 "$bin" experiment hauth-forces --quiet --out "$out/hauth_forces"
 cp "$out/hauth_forces/forces.png" docs/images/hauth_forces.png
+for name in self_fold tube_drop; do
+  "$bin" run --quiet --duration 0.5 --out "$out/${name}_0.5" "scenes/$name.toml"
+  cp "$out/${name}_0.5/final.png" "docs/images/${name}_0.5s.png"
+done
 "$bin" render --quiet --color displacement --gif false --no-plots "$out/bar"
 cp "$out/bar/final.png" docs/images/bar_displacement.png
 ls -l docs/images

@@ -3,12 +3,16 @@
 //!
 //! Everything is rendered after the run, so the default camera can frame the bounding box of
 //! the whole run. Only boundary vertices are kept (as `f32`), with the one field the colouring
-//! needs.
+//! needs. Rigid obstacles are drawn too, in grey (see [`obstacles`]).
+
+mod obstacles;
 
 use anyhow::{Context, Result};
+use obstacles::ObstacleTrack;
 use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
+use supple::contact::Obstacle;
 use supple::mesh::boundary_faces_with_tets;
 use supple::nalgebra::Vector3;
 use supple_io::ColorBy;
@@ -65,6 +69,8 @@ pub struct Recording {
     pub surfaces: Vec<BodySurface>,
     pub times: Vec<f64>,
     frames: Vec<Vec<BodySnapshot>>,
+    /// The rigid obstacles, drawn in every frame.
+    obstacles: Vec<ObstacleTrack>,
 }
 
 /// One body's state handed to [`Recording::push`].
@@ -82,7 +88,30 @@ impl Recording {
             surfaces,
             times: Vec::new(),
             frames: Vec::new(),
+            obstacles: Vec::new(),
         }
+    }
+
+    /// Draws the scene's `obstacles` too, with their poses at the times of the frames pushed
+    /// from now on.
+    pub fn with_obstacles(mut self, obstacles: &[Obstacle]) -> Self {
+        self.obstacles = obstacles.iter().map(ObstacleTrack::live).collect();
+        self
+    }
+
+    /// Writes the obstacles' shapes and recorded poses to `dir/obstacles.json` (removing a
+    /// stale file when there are none), then takes them back from that file, so that the
+    /// pictures of the run are the ones `supple render` draws from it, bit for bit.
+    pub fn write_obstacles(&mut self, dir: &Path) -> Result<()> {
+        obstacles::write(&self.obstacles, dir)?;
+        self.obstacles = obstacles::read(dir)?;
+        Ok(())
+    }
+
+    /// Draws the obstacles of `dir/obstacles.json`, when the run folder has one.
+    pub fn read_obstacles(&mut self, dir: &Path) -> Result<()> {
+        self.obstacles = obstacles::read(dir)?;
+        Ok(())
     }
 
     /// Records one output frame (`bodies` in the order of the surfaces).
@@ -123,9 +152,12 @@ impl Recording {
             .collect();
         self.times.push(time);
         self.frames.push(snaps);
+        for o in &mut self.obstacles {
+            o.record(time);
+        }
     }
 
-    /// Bounding box of every recorded position.
+    /// Bounding box of every recorded body position.
     fn bounds(&self) -> (Vector3<f64>, Vector3<f64>) {
         let mut lo = Vector3::repeat(f64::INFINITY);
         let mut hi = Vector3::repeat(f64::NEG_INFINITY);
@@ -209,9 +241,15 @@ pub struct PictureReport {
     pub seconds: f64,
 }
 
+/// A view of the run, with the bounds it frames (obstacle planes are sized from them).
+pub struct Stage {
+    pub view: View,
+    bounds: (Vector3<f64>, Vector3<f64>),
+}
+
 impl Recording {
-    fn view(&self, opts: &PictureOptions, [w, h]: [u32; 2], supersample: u32) -> View {
-        let (lo, hi) = self.bounds();
+    fn view(&self, opts: &PictureOptions, [w, h]: [u32; 2], supersample: u32) -> Stage {
+        let (lo, hi) = obstacles::framing_bounds(&self.obstacles, self.bounds());
         let mut view = View::new(Camera::framing(lo, hi, 1.0, 0.0, 0.0, 1.0), w, h);
         view.edges = opts.edges;
         view.supersample = supersample;
@@ -229,12 +267,24 @@ impl Recording {
             opts.elevation,
             opts.zoom,
         );
-        view
+        Stage {
+            view,
+            bounds: (lo, hi),
+        }
     }
 
-    /// Renders frame `k` in `view`.
-    pub fn render_frame(&self, k: usize, view: &View) -> Image {
-        let surfaces: Vec<Surface> = (self.surfaces.iter().zip(&self.frames[k]).enumerate())
+    /// Renders frame `k` on `stage`: the bodies, then the obstacles.
+    pub fn render_frame(&self, k: usize, stage: &Stage) -> Image {
+        let mut view = stage.view.clone();
+        let obstacles = obstacles::frame(
+            &self.obstacles,
+            self.times[k],
+            &view.camera.eye,
+            &view.camera.up,
+            stage.bounds,
+        );
+        view.ground = obstacles.ground;
+        let mut surfaces: Vec<Surface> = (self.surfaces.iter().zip(&self.frames[k]).enumerate())
             .map(|(i, (s, b))| Surface {
                 positions: &b.positions,
                 triangles: &s.faces,
@@ -245,7 +295,7 @@ impl Recording {
                 },
             })
             .collect();
-        let mut view = view.clone();
+        surfaces.extend(obstacles.surfaces());
         view.caption = Some(format!("t = {:.2} s", self.times[k]));
         render(&surfaces, &view)
     }

@@ -1,5 +1,6 @@
 //! `supple render DIR`: re-render the pictures and plots of a finished run from its
-//! `scene.pvd`, `frames/*.vtu`, `metrics.csv` and `summary.json`.
+//! `scene.pvd`, `frames/*.vtu`, `metrics.csv`, `summary.json` and, when the scene had rigid
+//! obstacles, `obstacles.json`.
 
 use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 use anyhow::{bail, Context, Result};
@@ -128,6 +129,7 @@ pub fn render(args: RenderArgs) -> Result<i32> {
         })
         .collect();
     let mut recording = Recording::new(args.color, surfaces);
+    recording.read_obstacles(dir)?;
     for (chunk, bodies) in entries.chunks(names.len()).zip(&frames) {
         let rests: Vec<Vec<Vector3<f64>>> = bodies
             .iter()

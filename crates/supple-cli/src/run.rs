@@ -77,7 +77,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let surfaces = (world.bodies.iter())
         .map(|b| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
         .collect();
-    let mut recording = Recording::new(scene.output.color, surfaces);
+    let obstacles = world.contact().map(|c| c.settings().obstacles.as_slice());
+    let mut recording =
+        Recording::new(scene.output.color, surfaces).with_obstacles(obstacles.unwrap_or(&[]));
 
     let mut write_frame =
         |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
@@ -173,6 +175,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     )
     .with_context(|| format!("cannot write {}", summary_path.display()))?;
     let sim_seconds = started.elapsed().as_secs_f64();
+    recording.write_obstacles(&out)?;
     let pictures = crate::pictures::write_all(
         &out,
         &recording,

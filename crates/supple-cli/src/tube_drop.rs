@@ -152,7 +152,7 @@ fn run_one(
         reason,
         energy_gain_max: gain,
         min_volume_ratio_final: min_ratio,
-        inverted_at_end: !(min_ratio > 0.0),
+        inverted_at_end: min_ratio <= 0.0 || min_ratio.is_nan(),
         wall_ms_per_step: wall,
     })
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`render`]: a small software rasterizer (z-buffer, flat Lambert shading, optional
 //!   triangle edges, solid or colour-mapped surfaces with a colour bar, an optional ground
-//!   grid) producing an [`Image`];
+//!   grid, plain smooth-shaded obstacles) producing an [`Image`];
+//! - [`shapes`]: triangulated spheres, capsules and boxes for drawing rigid obstacles;
 //! - [`Image::write_png`] / [`GifWriter`]: PNG frames (`png`) and animated GIFs (`gif`);
 //! - [`plot`]: line charts of run metrics (`plotters` with the bundled DejaVu font).
 //!
@@ -19,6 +20,7 @@ mod image;
 pub mod plot;
 mod raster;
 mod render;
+pub mod shapes;
 mod text;
 
 pub use camera::Camera;

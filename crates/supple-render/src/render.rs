@@ -17,9 +17,16 @@ pub enum Paint<'a> {
     VertexField(&'a [f32]),
     /// A scalar per triangle (for example a per-element stress), mapped through the colour map.
     FaceField(&'a [f32]),
+    /// One colour, no triangle edges even when [`View::edges`] is set, smooth (Gouraud)
+    /// shading from vertex normals: each vertex's normal is the sum of its triangles'
+    /// (area-weighted) normals, so the triangles must be wound consistently (see
+    /// [`crate::shapes`]); give a face its own vertices for a hard edge. Triangles that reach
+    /// nearer than 1 % of the camera's distance to its target are clipped there rather than
+    /// dropped, so large planes and obstacles near the eye still show. For rigid obstacles.
+    Plain([u8; 3]),
 }
 
-/// A triangle surface to draw: a body's boundary, or later an obstacle.
+/// A triangle surface to draw: a body's boundary, or an obstacle.
 #[derive(Debug, Clone, Copy)]
 pub struct Surface<'a> {
     /// Vertex positions (world coordinates).
@@ -124,8 +131,10 @@ pub fn render(surfaces: &[Surface], view: &View) -> Image {
         0.5 * (view.scene_width() as usize * ss) as f64,
         h as f64,
     );
+    // Clipping depth of plain surfaces and the ground.
+    let near = (0.01 * (view.camera.target - view.camera.eye).norm()).max(NEAR);
     if let Some(g) = &view.ground {
-        draw_ground(&mut canvas, &proj, g);
+        draw_ground(&mut canvas, &proj, g, near);
     }
     let forward = proj.forward();
     let (right, up) = proj.right_up();
@@ -137,10 +146,14 @@ pub fn render(surfaces: &[Surface], view: &View) -> Image {
     });
     let lut = colormap_lut();
     for s in surfaces {
+        if let Paint::Plain(color) = s.paint {
+            draw_plain(&mut canvas, &proj, s, color, &light, near);
+            continue;
+        }
         let range = match (&view.color_bar, s.paint) {
             (Some(bar), _) => (bar.min, bar.max),
             (None, Paint::VertexField(v) | Paint::FaceField(v)) => min_max(v),
-            (None, Paint::Solid(_)) => (0.0, 1.0),
+            (None, Paint::Solid(_) | Paint::Plain(_)) => (0.0, 1.0),
         };
         let span = range.1 - range.0;
         let to_lut = |v: f32| {
@@ -175,7 +188,7 @@ pub fn render(surfaces: &[Surface], view: &View) -> Image {
             let intensity = (0.38 + 0.62 * n.dot(&light).max(0.0)) as f32;
             let screen = idx.map(|i| proj.screen_coords(&cam[i]));
             match s.paint {
-                Paint::Solid(color) => {
+                Paint::Solid(color) | Paint::Plain(color) => {
                     let shaded = scale(color, intensity);
                     canvas.triangle(screen, edges, |_| shaded);
                 }
@@ -210,8 +223,92 @@ fn min_max(v: &[f32]) -> (f32, f32) {
         })
 }
 
-/// A light floor square and grid lines every `spacing`, within `half_extent` of the point.
-fn draw_ground(canvas: &mut Canvas, proj: &Projector, g: &Ground) {
+/// Light intensity of a surface whose normal makes `cos` with the light.
+fn lit(cos: f64) -> f32 {
+    (0.38 + 0.62 * cos.max(0.0)) as f32
+}
+
+/// Draws a [`Paint::Plain`] surface: vertex intensities from summed triangle normals
+/// (turned, per triangle, to the side facing the camera), interpolated across each triangle;
+/// triangles are clipped at depth `near`.
+fn draw_plain(
+    canvas: &mut Canvas,
+    proj: &Projector,
+    s: &Surface,
+    color: [u8; 3],
+    light: &Vector3<f64>,
+    near: f64,
+) {
+    let world: Vec<Vector3<f64>> = s
+        .positions
+        .iter()
+        .map(|p| Vector3::new(p[0].into(), p[1].into(), p[2].into()))
+        .collect();
+    let valid = |t: &[u32; 3]| t.iter().all(|&i| (i as usize) < world.len());
+    let mut normals = vec![Vector3::zeros(); world.len()];
+    for t in s.triangles.iter().filter(|t| valid(t)) {
+        let [a, b, c] = t.map(|i| world[i as usize]);
+        let n = (b - a).cross(&(c - a));
+        for &i in t {
+            normals[i as usize] += n;
+        }
+    }
+    let cam: Vec<Vector3<f64>> = world.iter().map(|p| proj.camera_coords(p)).collect();
+    let forward = proj.forward();
+    for t in s.triangles.iter().filter(|t| valid(t)) {
+        let idx = t.map(|i| i as usize);
+        let [a, b, c] = idx.map(|i| world[i]);
+        let Some(face) = (b - a).cross(&(c - a)).try_normalize(0.0) else {
+            continue;
+        };
+        let side = if face.dot(&forward) > 0.0 { -1.0 } else { 1.0 };
+        let corners = idx.map(|i| {
+            let n = normals[i].try_normalize(0.0).unwrap_or(face);
+            (cam[i], lit(side * n.dot(light)))
+        });
+        fill_polygon(canvas, proj, &corners, near, |i| scale(color, i));
+    }
+}
+
+/// Fills the convex polygon of camera-space `corners` (each with an intensity), clipped at
+/// depth `near`, colouring each pixel with `color(intensity)`.
+fn fill_polygon(
+    canvas: &mut Canvas,
+    proj: &Projector,
+    corners: &[(Vector3<f64>, f32)],
+    near: f64,
+    color: impl Fn(f32) -> [u8; 3],
+) {
+    // Sutherland–Hodgman against the one plane depth = near.
+    let mut poly: Vec<(Vector3<f64>, f32)> = Vec::with_capacity(corners.len() + 1);
+    for (k, &(p, ip)) in corners.iter().enumerate() {
+        let (q, iq) = corners[(k + 1) % corners.len()];
+        if p.z >= near {
+            poly.push((p, ip));
+        }
+        if (p.z >= near) != (q.z >= near) {
+            let t = (near - p.z) / (q.z - p.z);
+            poly.push((p + t * (q - p), ip + t as f32 * (iq - ip)));
+        }
+    }
+    for k in 1..poly.len().saturating_sub(1) {
+        let tri = [poly[0], poly[k], poly[k + 1]];
+        let screen = tri.map(|(c, _)| proj.screen_coords(&c));
+        let shade = tri.map(|(_, i)| i);
+        if shade[0] == shade[1] && shade[1] == shade[2] {
+            let c = color(shade[0]); // a flat triangle: exactly one colour
+            canvas.triangle(screen, None, |_| c);
+        } else {
+            canvas.triangle(screen, None, |l| {
+                color(l[0] * shade[0] + l[1] * shade[1] + l[2] * shade[2])
+            });
+        }
+    }
+}
+
+/// A light floor square and grid lines every `spacing`, within `half_extent` of the point;
+/// both are clipped at depth `near`.
+fn draw_ground(canvas: &mut Canvas, proj: &Projector, g: &Ground, near: f64) {
     let Some(n) = g.normal.try_normalize(0.0) else {
         return;
     };
@@ -223,19 +320,14 @@ fn draw_ground(canvas: &mut Canvas, proj: &Projector, g: &Ground) {
     let e = g.half_extent.abs();
     let corner = |s: f64, t: f64| g.point + s * u + t * v;
     let quad = [corner(-e, -e), corner(e, -e), corner(e, e), corner(-e, e)];
-    let cam = quad.map(|p| proj.camera_coords(&p));
-    if cam.iter().all(|c| c.z >= NEAR) {
-        let s = cam.map(|c| proj.screen_coords(&c));
-        for t in [[s[0], s[1], s[2]], [s[0], s[2], s[3]]] {
-            canvas.triangle(t, None, |_| [236, 236, 232]);
-        }
-    }
+    let cam = quad.map(|p| (proj.camera_coords(&p), 1.0));
+    fill_polygon(canvas, proj, &cam, near, |_| [236, 236, 232]);
     let spacing = g.spacing.abs().max(e / 200.0).max(f64::MIN_POSITIVE);
     let k = (e / spacing).floor() as i64;
     for i in -k..=k {
         let o = i as f64 * spacing;
         for (p, q) in [(corner(o, -e), corner(o, e)), (corner(-e, o), corner(e, o))] {
-            if let Some((a, b)) = clip_near(proj.camera_coords(&p), proj.camera_coords(&q)) {
+            if let Some((a, b)) = clip_near(proj.camera_coords(&p), proj.camera_coords(&q), near) {
                 canvas.line(
                     proj.screen_coords(&a),
                     proj.screen_coords(&b),
@@ -247,13 +339,13 @@ fn draw_ground(canvas: &mut Canvas, proj: &Projector, g: &Ground) {
     }
 }
 
-/// Clips a camera-space segment to depth ≥ [`NEAR`].
-fn clip_near(a: Vector3<f64>, b: Vector3<f64>) -> Option<(Vector3<f64>, Vector3<f64>)> {
-    match (a.z >= NEAR, b.z >= NEAR) {
+/// Clips a camera-space segment to depth ≥ `near`.
+fn clip_near(a: Vector3<f64>, b: Vector3<f64>, near: f64) -> Option<(Vector3<f64>, Vector3<f64>)> {
+    match (a.z >= near, b.z >= near) {
         (true, true) => Some((a, b)),
         (false, false) => None,
         (a_in, _) => {
-            let t = (NEAR - a.z) / (b.z - a.z);
+            let t = (near - a.z) / (b.z - a.z);
             let m = a + t * (b - a);
             Some(if a_in { (a, m) } else { (m, b) })
         }
@@ -344,5 +436,88 @@ fn put(image: &mut Image, x: i32, y: i32, c: [u8; 3]) {
     if x >= 0 && y >= 0 && (x as u32) < image.width && (y as u32) < image.height {
         let k = 3 * (y as usize * image.width as usize + x as usize);
         image.rgb[k..k + 3].copy_from_slice(&c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A floor square of side 20 about the origin, two triangles, wound towards +y.
+    const FLOOR: [[f32; 3]; 4] = [
+        [-10.0, 0.0, -10.0],
+        [-10.0, 0.0, 10.0],
+        [10.0, 0.0, 10.0],
+        [10.0, 0.0, -10.0],
+    ];
+    const TRIANGLES: [[u32; 3]; 2] = [[0, 1, 2], [0, 2, 3]];
+
+    fn view() -> View {
+        let camera = Camera {
+            eye: Vector3::new(0.0, 1.0, 3.0),
+            target: Vector3::zeros(),
+            up: Vector3::y(),
+            fov_y_deg: 30.0,
+        };
+        View::new(camera, 80, 60)
+    }
+
+    fn floor(paint: Paint) -> Image {
+        let s = Surface {
+            positions: &FLOOR,
+            triangles: &TRIANGLES,
+            paint,
+        };
+        render(&[s], &view())
+    }
+
+    #[test]
+    fn plain_surfaces_reaching_behind_the_eye_are_clipped_not_dropped() {
+        let grey = [200, 200, 200];
+        let empty = render(&[], &view());
+        // Both triangles have a corner behind the eye: a solid paint drops them whole.
+        assert_eq!(floor(Paint::Solid(grey)), empty);
+        let plain = floor(Paint::Plain(grey));
+        for (x, y) in [(40, 58), (2, 58), (77, 40)] {
+            let p = plain.pixel(x, y);
+            assert!(
+                p[0] == p[1] && p[1] == p[2] && p[0] < 200,
+                "({x}, {y}): {p:?}"
+            );
+        }
+        // Above the horizon there is no floor.
+        assert_eq!(plain.pixel(40, 1), empty.pixel(40, 1));
+    }
+
+    #[test]
+    fn plain_paint_draws_no_edges_and_shades_a_flat_face_evenly() {
+        let mut positions = FLOOR;
+        for p in &mut positions {
+            p[0] *= 0.1;
+            p[2] *= 0.1; // a 2 × 2 square in front of the eye
+        }
+        let draw = |paint| {
+            let s = Surface {
+                positions: &positions,
+                triangles: &TRIANGLES,
+                paint,
+            };
+            render(&[s], &view())
+        };
+        let empty = render(&[], &view());
+        let shades = |img: &Image| {
+            // Inside the square's image, across its diagonal (through the centre).
+            let mut c: Vec<[u8; 3]> = (27..34)
+                .flat_map(|y| (32..48).map(move |x| (x, y)))
+                .filter(|&(x, y)| img.pixel(x, y) != empty.pixel(x, y))
+                .map(|(x, y)| img.pixel(x, y))
+                .collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        };
+        assert_eq!(shades(&draw(Paint::Plain([90, 160, 90]))).len(), 1);
+        // With a solid paint the shared diagonal is drawn as an edge.
+        assert!(shades(&draw(Paint::Solid([90, 160, 90]))).len() > 1);
     }
 }

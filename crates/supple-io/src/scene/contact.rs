@@ -152,7 +152,7 @@ fn obstacle(o: ObstacleSection, i: usize) -> Result<Obstacle, String> {
                 o.normal
                     .ok_or_else(|| format!("{key}.normal: required for a plane"))?,
             )?;
-            if !(normal.norm() > 0.0) {
+            if normal.norm() <= 0.0 || normal.norm().is_nan() {
                 return Err(format!("{key}.normal = {normal:?}: must not be zero"));
             }
             let tilt = match o.rotate_deg {
