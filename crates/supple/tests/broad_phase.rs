@@ -1,13 +1,12 @@
 //! The broad phases (Liesenfeld & Stolfi §6.4 sweep-and-prune, BVH) against brute force:
 //! the same pairs on random scenes over sequences of coherent and incoherent motion, with
 //! touching, degenerate and empty boxes; sweep-and-prune's O(n) swaps for coherent motion;
-//! no allocation per call in steady state. `broad_phase_timings` (ignored) prints the
-//! per-update CPU times on a jittered sheet.
+//! no allocation per call in steady state. Timings are the Criterion benchmark
+//! (`cargo bench -p supple --bench broad_phase`), not a test.
 
 mod common;
 
 use common::Lcg;
-use std::time::Instant;
 use supple::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
 use supple::nalgebra::Vector3;
 
@@ -304,108 +303,5 @@ fn no_allocation_per_call_in_steady_state() {
         let allocations = common::allocations() - before;
         assert!(pairs > 0);
         assert_eq!(allocations, 0, "{kind:?}");
-    }
-}
-
-/// A wavy k×k sheet of spacing 1 (vertices jittered by `amp`): the boxes of its vertices
-/// (group 0), edges (1) and triangles (2), inflated by 0.1.
-fn sheet_boxes(k: usize, rng: &mut Lcg, amp: f64, out: &mut Vec<Aabb>) -> Vec<u8> {
-    let p = |i: usize, j: usize, rng: &mut Lcg| {
-        let (x, y) = (i as f64, j as f64);
-        Vector3::new(x, y, 0.3 * (0.7 * x).sin() * (0.5 * y).cos()) + rng.vec3() * amp
-    };
-    let verts: Vec<Vector3<f64>> = (0..k * k).map(|v| p(v % k, v / k, rng)).collect();
-    let id = |i: usize, j: usize| j * k + i;
-    let mut groups = Vec::new();
-    out.clear();
-    let mut push = |vs: &[usize], g: u8| {
-        let mut b = Aabb::empty();
-        for &v in vs {
-            b.grow(&verts[v]);
-        }
-        b.inflate(0.1);
-        out.push(b);
-        groups.push(g);
-    };
-    for v in 0..k * k {
-        push(&[v], 0);
-    }
-    for j in 0..k {
-        for i in 0..k {
-            if i + 1 < k {
-                push(&[id(i, j), id(i + 1, j)], 1);
-            }
-            if j + 1 < k {
-                push(&[id(i, j), id(i, j + 1)], 1);
-            }
-            if i + 1 < k && j + 1 < k {
-                push(&[id(i, j), id(i + 1, j + 1)], 1);
-            }
-        }
-    }
-    for j in 0..k - 1 {
-        for i in 0..k - 1 {
-            push(&[id(i, j), id(i + 1, j), id(i + 1, j + 1)], 2);
-            push(&[id(i, j), id(i + 1, j + 1), id(i, j + 1)], 2);
-        }
-    }
-    groups
-}
-
-/// CPU time of this thread in seconds (Linux), else wall time: the machine may be shared.
-fn cpu_time(t0: Instant) -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or_else(|| t0.elapsed().as_secs_f64(), |ns| ns as f64 * 1e-9)
-}
-
-#[test]
-#[ignore = "timing; run with --ignored --nocapture"]
-fn broad_phase_timings() {
-    let mut wants = [[false; 4]; 4];
-    wants[0][2] = true; // vertex–triangle
-    wants[1][1] = true; // edge–edge
-    for k in [13, 26, 52] {
-        // 8 states, each vertex 1 % of the spacing around the rest shape; the calls cycle
-        // through them (small coherent motion).
-        let mut rng = Lcg(2);
-        let mut states = vec![Vec::new(); 8];
-        let mut groups = Vec::new();
-        for s in &mut states {
-            groups = sheet_boxes(k, &mut rng, 0.01, s);
-        }
-        let n = groups.len();
-        let calls = 4_000_000 / n;
-        let mut reference: Option<Vec<(u32, u32)>> = None;
-        for kind in KINDS {
-            let calls = if kind == BroadPhaseKind::BruteForce {
-                calls / 20
-            } else {
-                calls
-            };
-            let mut bp = BroadPhase::new(kind, groups.clone(), wants);
-            bp.update(&states[7]);
-            let t0 = Instant::now();
-            let c0 = cpu_time(t0);
-            let mut work = 0;
-            for call in 0..calls {
-                bp.update(&states[call % 8]);
-                work += bp.stats().work;
-            }
-            let time = (cpu_time(t0) - c0) / calls as f64;
-            let pairs = bp.update(&states[0]).to_vec();
-            match &reference {
-                Some(r) => assert_eq!(&pairs, r, "{kind:?}"),
-                None => reference = Some(pairs.clone()),
-            }
-            println!(
-                "{n:>6} boxes  {:<14} update {:>8.3} ms (CPU, mean of {calls:>4})  pairs {:>6}  work/call {:>9}",
-                format!("{kind:?}"),
-                time * 1e3,
-                pairs.len(),
-                work / calls,
-            );
-        }
     }
 }

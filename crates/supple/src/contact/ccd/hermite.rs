@@ -20,7 +20,7 @@
 //! interpolants are not. The contact ([`Hit::w`], [`Hit::normal`]) is computed from the same
 //! interpolated positions.
 
-use super::{all_finite, bisect3, make_hit, orientation_rate, Hit, Pair, V3};
+use super::{all_finite, bernstein3, bisect3, make_hit, orientation_rate, Hit, Pair, V3};
 
 /// Coefficients below `G_REL_TOL · l³` (`l` the largest relative position or tangent) are
 /// rounding noise of the coplanarity indicators (which have units of length³).
@@ -177,7 +177,6 @@ impl<const N: usize> Motion<N> {
     /// Positions at `s ∈ [0, 1]`: Bézier form of the Hermite curve, control points
     /// `x0, x0 + t0/3, x1 − t1/3, x1`.
     fn at(&self, s: f64) -> [V3; N] {
-        let r = 1.0 - s;
         std::array::from_fn(|k| {
             let c = [
                 self.x0[k],
@@ -185,13 +184,7 @@ impl<const N: usize> Motion<N> {
                 self.x1[k] - self.t1[k] / 3.0,
                 self.x1[k],
             ];
-            let (a, b, d) = (
-                r * c[0] + s * c[1],
-                r * c[1] + s * c[2],
-                r * c[2] + s * c[3],
-            );
-            let (e, f) = (r * a + s * b, r * b + s * d);
-            r * e + s * f
+            bernstein3(&c, s)
         })
     }
 

@@ -198,17 +198,21 @@ pub(crate) fn orientation_rate(p: [&V3; 4], r: [&V3; 4]) -> (f64, f64) {
 }
 
 /// The value at `s ∈ [0, 1]` of the cubic with Bernstein coefficients `c`
-/// (`Σ c_i C(3,i) s^i (1−s)^(3−i)`), by De Casteljau's algorithm.
+/// (`Σ c_i C(3,i) s^i (1−s)^(3−i)`), by De Casteljau's algorithm; scalar or vector
+/// coefficients (the Hermite paths of points use it too).
 #[inline]
-pub(crate) fn bernstein3(c: &[f64; 4], s: f64) -> f64 {
+pub(crate) fn bernstein3<T>(c: &[T; 4], s: f64) -> T
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T>,
+{
     let r = 1.0 - s;
     let (a, b, d) = (
-        r * c[0] + s * c[1],
-        r * c[1] + s * c[2],
-        r * c[2] + s * c[3],
+        c[0] * r + c[1] * s,
+        c[1] * r + c[2] * s,
+        c[2] * r + c[3] * s,
     );
-    let (e, f) = (r * a + s * b, r * b + s * d);
-    r * e + s * f
+    let (e, f) = (a * r + b * s, b * r + d * s);
+    e * r + f * s
 }
 
 /// A root of the cubic with Bernstein coefficients `c` in `[lo, hi] ⊂ [0, 1]`, where
