@@ -15,6 +15,7 @@ pub mod obstacle;
 pub mod path;
 mod pipeline;
 pub mod projection;
+pub mod rounded;
 pub mod springs;
 pub mod surface;
 

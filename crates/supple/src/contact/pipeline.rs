@@ -16,6 +16,7 @@
 pub use super::detect::PairHit;
 use super::detect::{gap, Detector, PassStats, Paths};
 use super::projection::{project_obstacles, ObstacleStats};
+use super::rounded::push_triangles_out;
 use super::springs::{ContactSprings, Spring};
 use super::surface::ContactSurface;
 use super::{ContactError, ContactSettings, Response};
@@ -309,16 +310,37 @@ impl Contact {
                 &mut body.v,
                 self.settings.skin,
             );
+            // Faces poking into spheres and capsules (the vertices are already out).
+            let (faces, face_depth) = push_triangles_out(
+                &self.settings.obstacles,
+                t0 + dt,
+                &self.surfaces[b].triangles,
+                &body.fixed,
+                &mut body.x,
+                &mut body.v,
+                self.settings.skin,
+                3,
+            );
+            stats.contacts += faces;
             // A held step reports what its first solve ran into.
             let held = self.hold_stats[b];
             stats.contacts += o.contacts.max(held.contacts);
-            stats.body_penetration[b] = o.max_penetration.max(held.max_penetration);
+            stats.body_penetration[b] = o.max_penetration.max(held.max_penetration).max(face_depth);
             self.hold_stats[b] = ObstacleStats::default();
         }
+        // Vertices on an obstacle (moved by it, or within the thickness of one) are
+        // immovable for the surface response, so it cannot push them into the obstacle.
+        let t1 = t0 + dt;
+        let obstacles = &self.settings.obstacles;
+        let near = self.thickness;
         for (b, body) in bodies.iter().enumerate() {
             let lumped = &body.mass.lumped;
             for (i, im) in self.inv_mass[b].iter_mut().enumerate() {
-                let pinned = body.fixed[i] || body.x[i] != self.x_before[b][i];
+                let pinned = body.fixed[i]
+                    || body.x[i] != self.x_before[b][i]
+                    || obstacles
+                        .iter()
+                        .any(|o| o.proximity(t1, &body.x[i]).distance < near);
                 *im = if pinned { 0.0 } else { 1.0 / lumped[i] };
             }
             self.x_before[b].copy_from_slice(&body.x);
@@ -329,6 +351,24 @@ impl Contact {
             match self.settings.response {
                 Response::Projection => self.project_surfaces(bodies, dt, &mut stats),
                 Response::Springs { .. } => self.update_springs(bodies, dt, &mut stats),
+            }
+        }
+        // A vertex the surface response pushed into an obstacle (it was free, the push was
+        // deeper than the thickness) is projected out again: obstacles win.
+        if self.detector.is_some() && !self.settings.obstacles.is_empty() {
+            for (b, body) in bodies.iter_mut().enumerate() {
+                // (Its contacts were counted by the first projection.)
+                project_obstacles(
+                    &self.settings.obstacles,
+                    t0,
+                    dt,
+                    &self.surfaces[b].vertices,
+                    &body.fixed,
+                    &self.x_before[b],
+                    &mut body.x,
+                    &mut body.v,
+                    self.settings.skin,
+                );
             }
         }
         // 3. Velocities follow the surface response's corrections.
