@@ -1,6 +1,8 @@
 //! Shared set-ups of the integration tests: the clamped bar and a one-body world.
 #![allow(dead_code)] // each test binary uses a part of it
 
+pub mod ccd;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use supple::body::{Body, BodyDesc};
