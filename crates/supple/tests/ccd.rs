@@ -8,31 +8,41 @@ mod common;
 
 use common::ccd::*;
 use supple::contact::ccd::{
-    edge_edge_exact, edge_edge_hermite, vertex_face_exact, vertex_face_hermite,
+    edge_edge_exact, edge_edge_hermite, vertex_face_exact, vertex_face_hermite, Hit,
 };
 
-#[test]
-fn vertex_face_crossings_found_by_both_tests_at_the_built_time() {
-    let mut rng = Rng(7);
+/// Builds 400 crossings with `make`, keeps those whose linear motion has a single coplanarity
+/// in the step, and checks that the exact test and the Hermite test (linear velocities, so the
+/// same path) both find each at its built time, with its weights and normal, within 1e-6;
+/// prints the worst errors.
+fn crossings_found_by_both_tests<const N: usize>(
+    label: &str,
+    seed: u64,
+    dt: f64,
+    make: impl Fn(&mut Rng, bool) -> Case<N>,
+    exact: impl Fn(&[V3; 4], &[V3; 4]) -> Option<Hit>,
+    hermite: impl Fn(&[V3; N], &[V3; N], &[V3; N], &[V3; N], f64) -> Option<Hit>,
+) {
+    let mut rng = Rng(seed);
     let (mut used, mut worst_exact, mut worst_hermite, mut worst_agree) =
         (0, 0.0f64, 0.0f64, 0.0f64);
     let mut worst_w = 0.0f64;
     for i in 0..400 {
-        let case = vertex_face_case(&mut rng, i % 2 == 0);
+        let case = make(&mut rng, i % 2 == 0);
         if sampled_sign_changes(&case.x0, &case.x1, 2000) != 1 {
             continue; // a second coplanarity in the step: t_star need not be the earliest
         }
         used += 1;
-        let exact = vertex_face_exact(&case.x0, &case.x1, 1e-6).expect("exact test finds it");
-        let dt = 0.01;
+        let x0: [V3; 4] = std::array::from_fn(|k| case.x0[k]);
+        let x1: [V3; 4] = std::array::from_fn(|k| case.x1[k]);
+        let exact = exact(&x0, &x1).expect("exact test finds it");
         let v = linear_velocity(&case.x0, &case.x1, dt);
-        let hermite =
-            vertex_face_hermite(&case.x0, &v, &case.x1, &v, dt).expect("Hermite finds it");
+        let hermite = hermite(&case.x0, &v, &case.x1, &v, dt).expect("Hermite finds it");
         for hit in [&exact, &hermite] {
             let (et, ew, en) = compare(hit, &case);
             assert!(
                 et < 1e-6 && ew < 1e-6 && en < 1e-6,
-                "case {i}: {et:e} {ew:e} {en:e}"
+                "{label} case {i}: {et:e} {ew:e} {en:e}"
             );
             worst_w = worst_w.max(ew).max(en);
         }
@@ -41,48 +51,35 @@ fn vertex_face_crossings_found_by_both_tests_at_the_built_time() {
         worst_agree = worst_agree.max((exact.t - hermite.t).abs());
     }
     println!(
-        "vertex–face: {used} cases, max |t − t*| exact {worst_exact:.1e}, Hermite \
+        "{label}: {used} cases, max |t − t*| exact {worst_exact:.1e}, Hermite \
          {worst_hermite:.1e}, |exact − Hermite| {worst_agree:.1e}, max weight/normal error {worst_w:.1e}"
     );
-    assert!(used >= 300, "only {used} usable cases");
-    assert!(worst_agree < 1e-6);
+    assert!(used >= 300, "{label}: only {used} usable cases");
+    assert!(worst_agree < 1e-6, "{label}: {worst_agree:e}");
+}
+
+#[test]
+fn vertex_face_crossings_found_by_both_tests_at_the_built_time() {
+    crossings_found_by_both_tests(
+        "vertex–face",
+        7,
+        0.01,
+        vertex_face_case,
+        |x0, x1| vertex_face_exact(x0, x1, 1e-6),
+        vertex_face_hermite,
+    );
 }
 
 #[test]
 fn edge_edge_crossings_found_by_both_tests_at_the_built_time() {
-    let mut rng = Rng(11);
-    let (mut used, mut worst_exact, mut worst_hermite, mut worst_agree) =
-        (0, 0.0f64, 0.0f64, 0.0f64);
-    let mut worst_w = 0.0f64;
-    for i in 0..400 {
-        let case = edge_edge_case(&mut rng, i % 2 == 0);
-        if sampled_sign_changes(&case.x0, &case.x1, 2000) != 1 {
-            continue;
-        }
-        used += 1;
-        let x0: [V3; 4] = std::array::from_fn(|k| case.x0[k]);
-        let x1: [V3; 4] = std::array::from_fn(|k| case.x1[k]);
-        let exact = edge_edge_exact(&x0, &x1, 1e-6).expect("exact test finds it");
-        let dt = 0.02;
-        let v = linear_velocity(&case.x0, &case.x1, dt);
-        let hermite = edge_edge_hermite(&case.x0, &v, &case.x1, &v, dt).expect("Hermite finds it");
-        for hit in [&exact, &hermite] {
-            let (et, ew, en) = compare(hit, &case);
-            assert!(
-                et < 1e-6 && ew < 1e-6 && en < 1e-6,
-                "case {i}: {et:e} {ew:e} {en:e}"
-            );
-            worst_w = worst_w.max(ew).max(en);
-        }
-        worst_exact = worst_exact.max((exact.t - case.t_star).abs());
-        worst_hermite = worst_hermite.max((hermite.t - case.t_star).abs());
-        worst_agree = worst_agree.max((exact.t - hermite.t).abs());
-    }
-    println!(
-        "edge–edge: {used} cases, max |t − t*| exact {worst_exact:.1e}, Hermite \
-         {worst_hermite:.1e}, |exact − Hermite| {worst_agree:.1e}, max weight/normal error {worst_w:.1e}"
+    crossings_found_by_both_tests(
+        "edge–edge",
+        11,
+        0.02,
+        edge_edge_case,
+        |x0, x1| edge_edge_exact(x0, x1, 1e-6),
+        edge_edge_hermite,
     );
-    assert!(used >= 300, "only {used} usable cases");
 }
 
 #[test]

@@ -130,7 +130,8 @@ fn deepest_inside(w: &World, surfaces: &[ContactSurface], a: usize, b: usize) ->
         .fold(0.0, f64::max)
 }
 
-fn head_on(settings: ContactSettings, dt: f64) -> (World, f64) {
+/// Two 3×3×3-cell cubes 5 cm apart, flying at each other at 2 m/s each.
+fn two_cubes() -> Vec<BodyDesc> {
     let a = BodyDesc {
         velocity: Vector3::new(2.0, 0.0, 0.0),
         ..BodyDesc::new(
@@ -153,7 +154,11 @@ fn head_on(settings: ContactSettings, dt: f64) -> (World, f64) {
             1000.0,
         )
     };
-    let mut w = world(vec![a, b], Vector3::zeros(), dt, settings);
+    vec![a, b]
+}
+
+fn head_on(settings: ContactSettings, dt: f64) -> (World, f64) {
+    let mut w = world(two_cubes(), Vector3::zeros(), dt, settings);
     let surfaces = w.contact().unwrap().surfaces().to_vec();
     let mut worst = 0.0f64;
     for _ in 0..(0.2 / dt) as usize {
@@ -341,29 +346,7 @@ fn contact_results_do_not_depend_on_the_thread_count() {
 /// The cubes of [`head_on`] under gravity for 0.12 s: they collide at ≈ 0.03 s and reach
 /// the ground 5 cm below at ≈ 0.1 s.
 fn head_on_with_gravity(settings: ContactSettings, dt: f64) -> World {
-    let a = BodyDesc {
-        velocity: Vector3::new(2.0, 0.0, 0.0),
-        ..BodyDesc::new(
-            "a",
-            cube_mesh(3, 0.05, Vector3::new(-0.175, 0.0, 0.0)),
-            COROT,
-            2e5,
-            0.3,
-            1000.0,
-        )
-    };
-    let b = BodyDesc {
-        velocity: Vector3::new(-2.0, 0.0, 0.0),
-        ..BodyDesc::new(
-            "b",
-            cube_mesh(3, 0.05, Vector3::new(0.025, 0.02, 0.01)),
-            COROT,
-            2e5,
-            0.3,
-            1000.0,
-        )
-    };
-    let mut w = world(vec![a, b], Vector3::new(0.0, -9.81, 0.0), dt, settings);
+    let mut w = world(two_cubes(), Vector3::new(0.0, -9.81, 0.0), dt, settings);
     let mut touched = false;
     for _ in 0..(0.12 / dt) as usize {
         w.step().unwrap();

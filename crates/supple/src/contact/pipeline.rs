@@ -335,13 +335,20 @@ impl Contact {
         let near = self.thickness;
         for (b, body) in bodies.iter().enumerate() {
             let lumped = &body.mass.lumped;
-            for (i, im) in self.inv_mass[b].iter_mut().enumerate() {
-                let pinned = body.fixed[i]
-                    || body.x[i] != self.x_before[b][i]
-                    || obstacles
-                        .iter()
-                        .any(|o| o.proximity(t1, &body.x[i]).distance < near);
+            let inv_mass = &mut self.inv_mass[b];
+            for (i, im) in inv_mass.iter_mut().enumerate() {
+                let pinned = body.fixed[i] || body.x[i] != self.x_before[b][i];
                 *im = if pinned { 0.0 } else { 1.0 / lumped[i] };
+            }
+            // Only surface vertices take part in pairs.
+            for &i in &self.surfaces[b].vertices {
+                let i = i as usize;
+                if obstacles
+                    .iter()
+                    .any(|o| o.proximity(t1, &body.x[i]).distance < near)
+                {
+                    inv_mass[i] = 0.0;
+                }
             }
             self.x_before[b].copy_from_slice(&body.x);
         }
