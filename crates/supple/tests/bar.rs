@@ -32,17 +32,20 @@ const COROTATIONAL: ModelKind = ModelKind::corotational(CorotationalTangent::Rot
 
 /// The bundled scene's material (E = 1e5 Pa). This bar is so soft that the fibres at the
 /// clamp reach ±50–100 % strain while it swings: a compressible (ν = 0.33) material then
-/// loses a few percent of volume *physically* (second order in the strain), so the
-/// corotational bound here is 6 %, not Fig. 6's 1 %. The linear bar inflates by ~790 %.
+/// changes volume *physically* (second order in the strain), so the corotational bar does
+/// lose a few percent (4.96 % measured), not Fig. 6's < 1 %. What the test shows is the
+/// ratio: the linear bar's largest volume change (7.88, it inflates to 8.9×) is 159× the
+/// corotational one's; asserted ≥ 50×.
 #[test]
-fn bundled_bar_linear_inflates_corotational_does_not() {
+fn bundled_bar_corotational_changes_volume_at_least_50x_less_than_linear() {
     let (lin, lin_drop) = run(ModelKind::Linear, 1e5);
     let (cor, cor_drop) = run(COROTATIONAL, 1e5);
+    let ratio = lin / cor;
     println!("E=1e5 linear: max volume change {lin:.4}, final tip drop {lin_drop:.3} m");
     println!("E=1e5 corotational: max volume change {cor:.4}, final tip drop {cor_drop:.3} m");
+    println!("E=1e5 linear / corotational max volume change: {ratio:.1}");
     assert!(lin > 0.05, "linear volume change {lin}");
-    assert!(cor < 0.06, "corotational volume change {cor}");
-    assert!(cor < lin / 50.0);
+    assert!(ratio >= 50.0, "linear / corotational volume change {ratio}");
     // Both sag visibly.
     assert!(lin_drop > 0.3 && cor_drop > 0.3, "{lin_drop} {cor_drop}");
 }

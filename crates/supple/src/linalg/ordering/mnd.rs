@@ -1,4 +1,4 @@
-//! Modified nested dissection: W. Zhuang & J. Canny, *Real-time simulation of physically
+//! Modified nested dissection: Y. Zhuang & J. Canny, *Real-time simulation of physically
 //! realistic global deformation*, IEEE Vis 1999 late-breaking hot topics, §5.1.
 //!
 //! Their pseudo-code, `Modified-nested-dissection(E, top, perm)`:
