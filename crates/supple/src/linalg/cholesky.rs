@@ -27,6 +27,7 @@ use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, CholeskySymbolicParams, LdltRef, LltRef, SymbolicCholesky,
     SymbolicCholeskyRaw, SymmetricOrdering,
 };
+use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Par, Side};
 use nalgebra::{Matrix3, Vector3};
@@ -46,7 +47,8 @@ pub enum CholeskyError {
         "the matrix is not positive definite (pivot of vertex {vertex}, component {component})"
     )]
     NotPositiveDefinite { vertex: usize, component: usize },
-    #[error("the matrix is singular (zero LDLᵀ pivot at vertex {vertex}, component {component})")]
+    /// LDLᵀ (the fallback) met a pivot that is zero or not finite (a NaN or ∞ in the matrix).
+    #[error("the matrix is singular or not finite (zero or non-finite LDLᵀ pivot at vertex {vertex}, component {component})")]
     Singular { vertex: usize, component: usize },
     #[error("solve called without a successful factorization")]
     NotFactored,
@@ -126,6 +128,16 @@ impl SparseCholesky {
     /// Symbolic analysis of the matrices on `pattern` under the vertex ordering `perm`
     /// (`perm[new] = old`; `None`: the natural order).
     pub fn new(pattern: Arc<BlockPattern>, perm: Option<&[u32]>) -> Result<Self, CholeskyError> {
+        Self::with_kernel(pattern, perm, SupernodalThreshold::default())
+    }
+
+    /// [`Self::new`] with faer's choice between its simplicial and supernodal kernels made by
+    /// `threshold` (the tests force each kernel; they report pivots differently).
+    fn with_kernel(
+        pattern: Arc<BlockPattern>,
+        perm: Option<&[u32]>,
+        threshold: SupernodalThreshold,
+    ) -> Result<Self, CholeskyError> {
         let n = pattern.n_rows();
         let perm: Vec<u32> = match perm {
             Some(p) => p.to_vec(),
@@ -153,7 +165,10 @@ impl SparseCholesky {
             SymbolicSparseColMatRef::new_checked(dim, dim, &col_ptr, None, &row_idx),
             Side::Upper,
             SymmetricOrdering::Identity,
-            CholeskySymbolicParams::default(),
+            CholeskySymbolicParams {
+                supernodal_flop_ratio_threshold: threshold,
+                ..Default::default()
+            },
         )
         .map_err(|e| CholeskyError::Analysis(format!("{e:?}")))?;
         let (side, col_ptr, row_idx, src) = match symbolic.raw() {
@@ -287,8 +302,8 @@ impl SparseCholesky {
         let kind = match llt {
             Ok(()) => FactorKind::Llt,
             Err(LltError::NonPositivePivot { index }) => {
-                let (vertex, component) = self.dof_vertex(index);
                 if !self.ldlt_fallback {
+                    let (vertex, component) = self.pivot_vertex(index);
                     return Err(CholeskyError::NotPositiveDefinite { vertex, component });
                 }
                 let ldlt = self
@@ -304,7 +319,7 @@ impl SparseCholesky {
                     )
                     .map(|_| ());
                 if let Err(LdltError::ZeroPivot { index }) = ldlt {
-                    let (vertex, component) = self.dof_vertex(index);
+                    let (vertex, component) = self.pivot_vertex(index);
                     return Err(CholeskyError::Singular { vertex, component });
                 }
                 self.stats.ldlt_fallbacks += 1;
@@ -370,9 +385,26 @@ impl SparseCholesky {
         }
     }
 
-    /// The original vertex and component of permuted scalar dof `index`.
-    fn dof_vertex(&self, index: usize) -> (usize, usize) {
-        (self.perm[index / 3] as usize, index % 3)
+    /// The original vertex and component of the pivot that faer's `index` of a failed
+    /// factorization names.
+    ///
+    /// faer 0.24 numbers that pivot differently in its two kernels (neither is documented; read
+    /// from `sparse/linalg/cholesky.rs`): the simplicial kernel returns `index: k + 1` for a
+    /// failure at column `k`, 1-based, while the supernodal one returns the 0-based column of
+    /// its dense kernel plus the supernode's first column, 0-based. Both count columns of the
+    /// matrix faer was given, which is already `P A Pᵀ` (analysed under faer's identity
+    /// ordering), so the column is a permuted dof. Taking the simplicial index as 0-based read
+    /// one dof too far, and past the end for the last column (issue 12's panic). An index
+    /// outside the matrix, which neither kernel produces, is clamped to the last dof rather
+    /// than panicking in an error path.
+    fn pivot_vertex(&self, index: usize) -> (usize, usize) {
+        let column = if self.is_supernodal() {
+            index
+        } else {
+            index.saturating_sub(1)
+        };
+        let column = column.min(self.work.len().saturating_sub(1));
+        (self.perm[column / 3] as usize, column % 3)
     }
 }
 
@@ -424,4 +456,143 @@ fn triangle(
         }
     }
     (col_ptr, row_idx, src)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `A = L ⊗ S + shift·I` on a strip of `n − 3` tets (L: the element graph Laplacian, S a
+    /// fixed SPD 3×3): SPD for `shift > 0`.
+    fn strip(n: usize, shift: f64) -> BlockCsr {
+        let tets: Vec<[u32; 4]> = (0..n as u32 - 3)
+            .map(|i| [i, i + 1, i + 2, i + 3])
+            .collect();
+        let (p, scatter) = BlockPattern::from_tets(n, &tets);
+        let mut a = BlockCsr::zeros(Arc::new(p));
+        let s = Matrix3::new(2.0, 0.3, 0.0, 0.3, 1.5, 0.2, 0.0, 0.2, 1.0);
+        for map in &scatter {
+            for (k, &slot) in map.iter().enumerate() {
+                a.values[slot as usize] += if k / 4 == k % 4 { 3.0 * s } else { -s };
+            }
+        }
+        for i in 0..n {
+            a.values[a.pattern.diag[i] as usize] += Matrix3::identity() * shift;
+        }
+        a
+    }
+
+    const KERNELS: [(&str, SupernodalThreshold); 2] = [
+        ("simplicial", SupernodalThreshold::FORCE_SIMPLICIAL),
+        ("supernodal", SupernodalThreshold::FORCE_SUPERNODAL),
+    ];
+
+    fn orders(n: usize) -> [Vec<u32>; 3] {
+        let natural: Vec<u32> = (0..n as u32).collect();
+        let reversed: Vec<u32> = natural.iter().rev().copied().collect();
+        // A scattered order: i ↦ 5i mod n (n coprime to 5).
+        let scattered: Vec<u32> = (0..n as u32).map(|i| (5 * i) % n as u32).collect();
+        [natural, reversed, scattered]
+    }
+
+    /// Issue 12: faer's simplicial kernel reports the failed pivot 1-based, the supernodal one
+    /// 0-based; a failure at the last column panicked (index out of bounds) before the LDLᵀ
+    /// fallback could run. A large negative diagonal entry at `(vertex, component)` leaves every
+    /// earlier leading minor of `P A Pᵀ` positive, so that dof is exactly the first failed pivot.
+    #[test]
+    fn a_failed_pivot_names_its_vertex_under_both_kernels_and_every_order() {
+        let n = 12;
+        for (kernel, threshold) in KERNELS {
+            for perm in orders(n) {
+                let last = perm[n - 1] as usize;
+                for (vertex, component) in [(last, 2), (perm[0] as usize, 0), (perm[5] as usize, 1)]
+                {
+                    let mut a = strip(n, 0.5);
+                    a.values[a.pattern.diag[vertex] as usize][(component, component)] = -100.0;
+                    let mut chol =
+                        SparseCholesky::with_kernel(a.pattern.clone(), Some(&perm), threshold)
+                            .unwrap();
+                    assert_eq!(chol.is_supernodal(), kernel == "supernodal");
+                    let fixed = vec![false; n];
+                    assert_eq!(
+                        chol.factor(&a, &fixed),
+                        Err(CholeskyError::NotPositiveDefinite { vertex, component }),
+                        "{kernel}, order {perm:?}"
+                    );
+                    // Indefinite but nonsingular: the fallback factors and solves it.
+                    chol.ldlt_fallback = true;
+                    assert_eq!(chol.factor(&a, &fixed), Ok(FactorKind::Ldlt), "{kernel}");
+                    assert_eq!(chol.stats().ldlt_fallbacks, 1);
+                    let want: Vec<_> = (0..n)
+                        .map(|i| Vector3::new(1.0 + i as f64, -(i as f64), 0.5))
+                        .collect();
+                    let mut b = vec![Vector3::zeros(); n];
+                    a.mul_vec(&want, &mut b);
+                    let mut x = vec![Vector3::zeros(); n];
+                    chol.solve(&b, &fixed, &mut x).unwrap();
+                    for i in 0..n {
+                        assert!((x[i] - want[i]).norm() < 1e-9, "{kernel}: {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// When LDLᵀ meets an exactly zero pivot too, the factorization is an error value naming
+    /// that pivot's vertex (the first of its three dofs), and no factor is kept.
+    #[test]
+    fn a_singular_matrix_is_an_error_value_under_both_kernels() {
+        let n = 12;
+        for (kernel, threshold) in KERNELS {
+            for perm in orders(n) {
+                let vertex = perm[n - 1] as usize;
+                let mut a = strip(n, 0.5);
+                // Zero row and column of `vertex`: its pivots are exactly 0 in LLᵀ and LDLᵀ.
+                let p = a.pattern.clone();
+                for i in 0..n {
+                    for k in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
+                        if i == vertex || p.cols[k] as usize == vertex {
+                            a.values[k] = Matrix3::zeros();
+                        }
+                    }
+                }
+                let mut chol = SparseCholesky::with_kernel(p, Some(&perm), threshold).unwrap();
+                chol.ldlt_fallback = true;
+                assert_eq!(
+                    chol.factor(&a, &vec![false; n]),
+                    Err(CholeskyError::Singular {
+                        vertex,
+                        component: 0
+                    }),
+                    "{kernel}, order {perm:?}"
+                );
+                assert_eq!(chol.factored(), None);
+                assert_eq!(chol.stats().factorizations, 0);
+                // Fixing that vertex makes the rest SPD again.
+                let mut fixed = vec![false; n];
+                fixed[vertex] = true;
+                assert_eq!(chol.factor(&a, &fixed), Ok(FactorKind::Llt), "{kernel}");
+            }
+        }
+    }
+
+    /// A NaN in the matrix fails both factorizations (an error value, not a panic).
+    #[test]
+    fn a_nan_matrix_is_an_error_value() {
+        for (kernel, threshold) in KERNELS {
+            let mut a = strip(12, 0.5);
+            a.values[a.pattern.diag[4] as usize][(1, 1)] = f64::NAN;
+            let mut chol = SparseCholesky::with_kernel(a.pattern.clone(), None, threshold).unwrap();
+            chol.ldlt_fallback = true;
+            let e = chol.factor(&a, &[false; 12]);
+            assert_eq!(
+                e,
+                Err(CholeskyError::Singular {
+                    vertex: 4,
+                    component: 1
+                }),
+                "{kernel}"
+            );
+        }
+    }
 }

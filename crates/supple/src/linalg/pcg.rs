@@ -39,9 +39,26 @@ impl Default for PcgSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PcgStats {
     pub iterations: usize,
-    /// Final `‖r‖ / ‖b‖` (0 when `b = 0`).
+    /// Final `‖r‖ / ‖b‖` (0 when `b = 0`). NaN when `b`, `‖b‖`, an iterate's residual or a
+    /// CG scalar was not finite (a NaN or infinite input, or an overflow): the solve then
+    /// stopped there and `converged` is false.
     pub relative_residual: f64,
+    /// `‖r‖ ≤ tolerance · ‖b‖` was reached with every quantity finite; never true when
+    /// `relative_residual` is not finite.
     pub converged: bool,
+}
+
+impl PcgStats {
+    /// The report of a solve that met a non-finite `‖b‖`, residual or CG scalar after
+    /// `iterations` iterations. An IEEE comparison with NaN or ∞ can pass a tolerance test
+    /// (`∞ ≤ tol · ∞`), so non-finite values are caught before any such test.
+    pub(super) fn non_finite(iterations: usize) -> Self {
+        Self {
+            iterations,
+            relative_residual: f64::NAN,
+            converged: false,
+        }
+    }
 }
 
 /// PCG workspace for systems with `n` block rows. Solving allocates nothing.
@@ -124,6 +141,9 @@ impl Pcg {
             }
         })
         .sqrt();
+        if !b_norm.is_finite() {
+            return PcgStats::non_finite(0);
+        }
         if b_norm == 0.0 {
             return zero_solution(x, fixed);
         }
@@ -153,6 +173,9 @@ impl Pcg {
             });
         }
         let (rr, mut rz) = sum2(partials2, n);
+        if !(rr.is_finite() && rz.is_finite()) {
+            return PcgStats::non_finite(0);
+        }
         p.copy_from_slice(z);
         let target = settings.tolerance * b_norm;
         let mut stats = PcgStats {
@@ -184,7 +207,10 @@ impl Pcg {
                 pq
             });
             let pq: f64 = partials[..par::n_chunks(n)].iter().sum();
-            if pq.is_nan() || pq <= 0.0 || !rz.is_finite() {
+            if !pq.is_finite() {
+                return PcgStats::non_finite(stats.iterations);
+            }
+            if pq <= 0.0 {
                 break; // not positive definite (or breakdown): report non-convergence
             }
             let alpha = rz / pq;
@@ -218,6 +244,9 @@ impl Pcg {
             }
             let (rr, rz_new) = sum2(partials2, n);
             stats.iterations += 1;
+            if !(rr.is_finite() && rz_new.is_finite()) {
+                return PcgStats::non_finite(stats.iterations);
+            }
             stats.relative_residual = rr.sqrt() / b_norm;
             if rr.sqrt() <= target {
                 stats.converged = true;
@@ -366,6 +395,78 @@ mod tests {
             assert!((xj[i] - xs[i]).norm() < 1e-9);
         }
         assert_eq!(xs[0], Vector3::zeros());
+    }
+
+    /// Issue 12: `∞ ≤ tol · ∞` is true in IEEE arithmetic, so an overflowing `‖b‖` (gravity
+    /// `−1e160`) was reported as converged with a NaN residual. Every non-finite case must
+    /// report `converged = false` with a NaN residual, under both preconditioners.
+    #[test]
+    fn a_non_finite_right_hand_side_or_iterate_is_never_converged() {
+        let a = spd_matrix();
+        let fixed = [true, false, false, false, false, false];
+        let finite: Vec<_> = (0..6)
+            .map(|i| Vector3::new(1.0, -(i as f64), 0.5))
+            .collect();
+        let mut nan_b = finite.clone();
+        nan_b[3].y = f64::NAN;
+        let mut inf_b = finite.clone();
+        inf_b[2].x = f64::NEG_INFINITY;
+        // Finite entries whose squares overflow: ‖b‖ = ∞.
+        let huge_b: Vec<_> = finite.iter().map(|v| v * 1e160).collect();
+        let mut nan_a = spd_matrix();
+        // Block (2, 1): both vertices free.
+        let row = nan_a.pattern.row_ptr[2] as usize..nan_a.pattern.row_ptr[3] as usize;
+        let off = row.clone().find(|&k| nan_a.pattern.cols[k] == 1).unwrap();
+        nan_a.values[off][(0, 1)] = f64::NAN;
+        let mut nan_x0 = vec![Vector3::zeros(); 6];
+        nan_x0[4].z = f64::NAN;
+        let zero = vec![Vector3::zeros(); 6];
+        // (what, A, b, first guess)
+        type Case<'a> = (
+            &'a str,
+            &'a BlockCsr,
+            &'a [Vector3<f64>],
+            &'a [Vector3<f64>],
+        );
+        let cases: [Case; 5] = [
+            ("NaN in b", &a, &nan_b, &zero),
+            ("∞ in b", &a, &inf_b, &zero),
+            ("‖b‖ overflows", &a, &huge_b, &zero),
+            ("NaN in A", &nan_a, &finite, &zero),
+            ("NaN in the first guess", &a, &finite, &nan_x0),
+        ];
+        for preconditioner in [Preconditioner::BlockJacobi, Preconditioner::BlockSsor] {
+            for (what, a, b, x0) in cases {
+                let mut x = x0.to_vec();
+                let stats = Pcg::new(6).solve(
+                    a,
+                    b,
+                    &fixed,
+                    &mut x,
+                    &PcgSettings {
+                        preconditioner,
+                        ..Default::default()
+                    },
+                );
+                assert!(
+                    !stats.converged && stats.relative_residual.is_nan(),
+                    "{preconditioner:?}, {what}: {stats:?}"
+                );
+                // It stops at the first non-finite value instead of running to the cap.
+                assert!(
+                    stats.iterations <= 1,
+                    "{preconditioner:?}, {what}: {stats:?}"
+                );
+            }
+            // The same solve with finite data converges (the cases above differ only there).
+            let mut x = zero.clone();
+            let settings = PcgSettings {
+                preconditioner,
+                ..Default::default()
+            };
+            let stats = Pcg::new(6).solve(&a, &finite, &fixed, &mut x, &settings);
+            assert!(stats.converged && stats.relative_residual.is_finite());
+        }
     }
 
     #[test]

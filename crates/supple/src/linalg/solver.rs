@@ -43,10 +43,11 @@ pub struct SolveStats {
     /// CG iterations; 0 for a direct solve.
     pub iterations: usize,
     /// `‖b − A x‖ / ‖b‖` over the free vertices: PCG's recurrence residual, or the true
-    /// residual of a direct solve (one extra SpMV).
+    /// residual of a direct solve (one extra SpMV). NaN when `b`, `x` or the residual held a
+    /// non-finite value or a norm overflowed.
     pub relative_residual: f64,
     /// PCG: reached its tolerance. Direct: the factorization succeeded and the true relative
-    /// residual is below [`DIRECT_RESIDUAL_OK`].
+    /// residual is below [`DIRECT_RESIDUAL_OK`]. Never true for a non-finite residual.
     pub converged: bool,
     /// A numeric factorization was made for this solve.
     pub factorized: bool,
@@ -209,12 +210,15 @@ impl Direct {
         SolveStats {
             iterations: 0,
             relative_residual,
+            // NaN compares false; the residual is NaN whenever a norm was not finite.
             converged: relative_residual <= DIRECT_RESIDUAL_OK,
             factorized,
         }
     }
 
-    /// `‖b − A x‖ / ‖b‖` over the free vertices (`‖b − A x‖` when `b = 0` there).
+    /// `‖b − A x‖ / ‖b‖` over the free vertices (`‖b − A x‖` when `b = 0` there); NaN when
+    /// either sum of squares is not finite (a NaN or ∞ in `b` or `x`, or an overflow), since
+    /// `∞ / ∞` or a NaN must not pass, nor `‖b‖ = ∞` make an infinite residual look small.
     fn true_residual(
         &mut self,
         a: &BlockCsr,
@@ -239,10 +243,70 @@ impl Direct {
                 b[i].norm_squared()
             }
         });
-        if bb == 0.0 {
+        if !(rr.is_finite() && bb.is_finite()) {
+            f64::NAN
+        } else if bb == 0.0 {
             rr.sqrt()
         } else {
             (rr / bb).sqrt()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::OrderingKind;
+    use nalgebra::Matrix3;
+
+    /// An SPD block matrix on a strip of 4 tets (a graph Laplacian ⊗ S plus a shift).
+    fn system() -> (BlockCsr, Vec<[u32; 4]>, Vec<Vector3<f64>>) {
+        let tets: Vec<[u32; 4]> = (0..4).map(|i| [i, i + 1, i + 2, i + 3]).collect();
+        let (p, scatter) = BlockPattern::from_tets(7, &tets);
+        let mut a = BlockCsr::zeros(Arc::new(p));
+        let s = Matrix3::new(2.0, 0.3, 0.0, 0.3, 1.5, 0.2, 0.0, 0.2, 1.0);
+        for map in &scatter {
+            for (k, &slot) in map.iter().enumerate() {
+                a.values[slot as usize] += if k / 4 == k % 4 { 3.0 * s } else { -s };
+            }
+        }
+        for i in 0..7 {
+            a.values[a.pattern.diag[i] as usize] += Matrix3::identity() * 0.5;
+        }
+        let positions = (0..7).map(|i| Vector3::new(i as f64, 0.0, 0.0)).collect();
+        (a, tets, positions)
+    }
+
+    /// Issue 12: a non-finite right-hand side (or one whose norm overflows) is never reported
+    /// as converged, by either solver, and its residual is NaN.
+    #[test]
+    fn a_non_finite_solve_is_never_converged() {
+        let (a, tets, positions) = system();
+        let fixed = [true, false, false, false, false, false, false];
+        let finite: Vec<_> = (0..7).map(|i| Vector3::new(1.0, i as f64, -0.5)).collect();
+        let mut nan_b = finite.clone();
+        nan_b[3].x = f64::NAN;
+        let huge_b: Vec<_> = finite.iter().map(|v| v * 1e160).collect();
+        let kinds = [
+            LinearSolverKind::default(),
+            LinearSolverKind::Cholesky {
+                ordering: OrderingKind::Natural,
+            },
+        ];
+        for kind in kinds {
+            let mut solver = LinearSolver::new(&kind, &a.pattern, &positions, &tets).unwrap();
+            for (what, b) in [("NaN", &nan_b), ("overflow", &huge_b)] {
+                let mut x = vec![Vector3::zeros(); 7];
+                let s = solver.solve(&a, true, b, &fixed, &mut x);
+                assert!(
+                    !s.converged && s.relative_residual.is_nan(),
+                    "{kind:?}, {what}: {s:?}"
+                );
+            }
+            // The same solver converges on finite data (the cases differ only there).
+            let mut x = vec![Vector3::zeros(); 7];
+            let s = solver.solve(&a, false, &finite, &fixed, &mut x);
+            assert!(s.converged && s.relative_residual < 1e-6, "{kind:?}: {s:?}");
         }
     }
 }

@@ -196,6 +196,9 @@ impl Pcg {
             .map(|i| b[i].norm_squared())
             .sum::<f64>()
             .sqrt();
+        if !b_norm.is_finite() {
+            return PcgStats::non_finite(0);
+        }
         if b_norm == 0.0 {
             return zero_solution(x, fixed);
         }
@@ -215,6 +218,9 @@ impl Pcg {
             };
         }
         let r0 = dot(r, r).sqrt();
+        if !r0.is_finite() {
+            return PcgStats::non_finite(0);
+        }
         stats.relative_residual = r0 / b_norm;
         if r0 <= target {
             return stats;
@@ -228,12 +234,18 @@ impl Pcg {
         p.copy_from_slice(z);
         dx.fill(Vector3::zeros());
         let mut rz = dot(r, z);
+        if !rz.is_finite() {
+            return PcgStats::non_finite(0);
+        }
         // ‖r‖ ≈ ratio · √(r̂ᵀ D r̂); the ratio is corrected whenever the true residual is taken.
         let mut ratio = r0 / rz.sqrt();
         while stats.iterations < settings.max_iterations {
             lower.apply_transformed(p, q, z, acc);
             let pq = dot(p, q);
-            if pq.is_nan() || pq <= 0.0 || !rz.is_finite() {
+            if !pq.is_finite() {
+                return PcgStats::non_finite(stats.iterations);
+            }
+            if pq <= 0.0 {
                 break; // not positive definite (or breakdown): report non-convergence
             }
             let alpha = rz / pq;
@@ -244,6 +256,9 @@ impl Pcg {
             }
             let rz_new = dot(r, z);
             stats.iterations += 1;
+            if !rz_new.is_finite() {
+                return PcgStats::non_finite(stats.iterations);
+            }
             let estimate = ratio * rz_new.max(0.0).sqrt();
             stats.relative_residual = estimate / b_norm;
             if estimate <= target {
@@ -263,6 +278,9 @@ impl Pcg {
         }
         if !stats.converged {
             stats.relative_residual = lower.true_residual_norm(r) / b_norm;
+            if !stats.relative_residual.is_finite() {
+                stats.relative_residual = f64::NAN;
+            }
         }
         // x = x₀ + E⁻ᵀ x̂.
         lower.backward(dx, acc);
