@@ -169,7 +169,7 @@ fn be_residuals(model: ModelKind, dt: f64) -> Vec<f64> {
         *x = p + Vector3::new(0.04 * p.x, 0.25 * p.x * p.x, 0.0);
     }
     let mut be = BackwardEuler::new(&body, newton(1e-14, cholesky())).unwrap();
-    be.step(&mut body, dt, &Vector3::zeros());
+    be.step(&mut body, dt, &Vector3::zeros()).unwrap();
     be.residual_history().to_vec()
 }
 

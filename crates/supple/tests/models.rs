@@ -83,7 +83,13 @@ fn spinning_free_body_keeps_volume_and_angular_momentum() {
         let (l0, v0) = (angular(&world), world.bodies[0].volume());
         let (mut dl, mut dv): (f64, f64) = (0.0, 0.0);
         for _ in 0..200 {
-            world.step().unwrap();
+            if let Err(d) = world.step() {
+                // The linear model's spurious growth reaches the world's volume bound (10×).
+                assert_eq!(name, "linear", "{d}");
+                assert!(d.reason.contains("total volume"), "{d}");
+                dv = f64::INFINITY;
+                break;
+            }
             dl = dl.max((angular(&world) - l0).norm() / l0.norm());
             dv = dv.max((world.bodies[0].volume() / v0 - 1.0).abs());
         }

@@ -2,6 +2,7 @@
 //! rotation extraction, and the force models (materials).
 
 pub mod elements;
+pub mod feasible;
 pub mod mass;
 pub mod material;
 pub mod polar;

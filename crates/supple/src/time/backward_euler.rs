@@ -9,7 +9,7 @@
 //! accurate: it damps high frequencies, which lets stiff bodies take 100 ms steps (Hauth §6).
 
 use super::newton::{Formula, Newton, NewtonSettings, NewtonStats};
-use super::{Integrator, IntegratorError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
 use crate::body::Body;
 use nalgebra::Vector3;
 
@@ -48,12 +48,18 @@ impl Integrator for BackwardEuler {
         true
     }
 
-    fn step(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        h: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         self.xi.copy_from_slice(&body.x);
         self.eta.copy_from_slice(&body.v);
         let mut stats = StepStats::default();
         implicit_step(&mut self.newton, body, &self.xi, &self.eta, h, gravity).add_to(&mut stats);
-        stats
+        check_barrier(body)?;
+        Ok(stats)
     }
 }
 

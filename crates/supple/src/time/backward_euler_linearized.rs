@@ -6,6 +6,9 @@
 //! `((1 + hα) M + (hβ + h²) K) v⁺ = M v + h (f(x) + M g)`, then `x⁺ = x + h v⁺`.
 //! A body's strain-rate damping or viscosity `f_d = −D(x) v` is taken implicitly too: `h D`
 //! joins the matrix.
+//! For a barrier model (Liesenfeld–Stolfi) a step that would leave an element with volume ≤ 0
+//! fails with [`StepError::Inverted`]: the linearization knows nothing of the barrier, and
+//! the world's step control then retries with shorter steps.
 //! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG, or replaced by
 //! identity in the Cholesky factor).
 //!
@@ -13,7 +16,7 @@
 //! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
-use super::{Integrator, StepStats, WarmStart};
+use super::{check_barrier, Integrator, StepError, StepStats, WarmStart};
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
@@ -76,7 +79,12 @@ impl Integrator for LinearizedBackwardEuler {
         true
     }
 
-    fn step(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        h: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
         let Body {
             elems,
@@ -141,8 +149,11 @@ impl Integrator for LinearizedBackwardEuler {
         let vn = &self.v_new;
         par::for_each_mut(x, |i, xi| *xi += h * vn[i]);
         let t3 = Instant::now();
+        // One linear step can jump an element across zero volume, which a barrier model must
+        // never do: fail, so the world retries with a shorter step.
+        check_barrier(body)?;
 
-        StepStats {
+        Ok(StepStats {
             solver_iterations: stats.iterations,
             solver_residual: stats.relative_residual,
             solver_converged: stats.converged,
@@ -152,6 +163,6 @@ impl Integrator for LinearizedBackwardEuler {
             solve_s: (t3 - t2).as_secs_f64(),
             substeps: 1,
             ..StepStats::default()
-        }
+        })
     }
 }

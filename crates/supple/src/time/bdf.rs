@@ -31,7 +31,7 @@
 
 use super::backward_euler::implicit_step;
 use super::newton::{Newton, NewtonSettings};
-use super::{Integrator, IntegratorError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
 use crate::body::Body;
 use crate::linalg::par;
 use nalgebra::Vector3;
@@ -186,7 +186,12 @@ impl Integrator for Bdf {
         }
     }
 
-    fn step(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        h: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         if h != self.dt {
             self.history = 0;
             self.dt = h;
@@ -202,7 +207,9 @@ impl Integrator for Bdf {
         self.shift_history(body);
         self.history += 1;
         if k == 1 && self.order == 3 {
-            return self.richardson_start(body, h, gravity);
+            let stats = self.richardson_start(body, h, gravity);
+            check_barrier(body)?;
+            return Ok(stats);
         }
         let mut stats = StepStats::default();
         implicit_step(
@@ -214,6 +221,13 @@ impl Integrator for Bdf {
             gravity,
         )
         .add_to(&mut stats);
-        stats
+        check_barrier(body)?;
+        Ok(stats)
+    }
+
+    /// A retried step starts the formula again from backward Euler (the history is of the
+    /// abandoned step's start).
+    fn restart(&mut self) {
+        self.history = 0;
     }
 }

@@ -45,6 +45,9 @@ pub struct StepStats {
     pub newton_iterations: usize,
     /// Final Newton residual `‖r‖ / ‖r₀‖` (0 without Newton).
     pub newton_residual: f64,
+    /// Every Newton solve of the step met its tolerance (meaningful when
+    /// `newton_iterations > 0`).
+    pub newton_converged: bool,
     /// Internal steps taken to cover the world's `dt` (1 for a plain step).
     pub substeps: usize,
     /// Rejected trial steps (adaptive integrators, the step ladder).
@@ -53,10 +56,76 @@ pub struct StepStats {
     pub dt_level: u32,
 }
 
+impl StepStats {
+    /// True when a linear solve missed its tolerance, or a Newton solve ended far from its
+    /// own (relative residual above [`NEWTON_FAILED`]). A Newton solve that stalls just above
+    /// a tight tolerance at round-off is not a failed step.
+    pub fn solve_failed(&self) -> bool {
+        !self.solver_converged
+            || (self.newton_iterations > 0
+                && !self.newton_converged
+                && !(self.newton_residual <= NEWTON_FAILED))
+    }
+
+    /// Adds the statistics of another try or part of the same world step (the step
+    /// control's retries and half steps): counts and times add up, residuals keep their
+    /// largest value, convergence and the ladder level are those of the latest part.
+    pub fn accumulate(&mut self, other: &StepStats) {
+        let first = self.substeps == 0 && self.solver_iterations == 0;
+        self.solver_iterations += other.solver_iterations;
+        self.solver_residual = if first {
+            other.solver_residual
+        } else {
+            self.solver_residual.max(other.solver_residual)
+        };
+        self.solver_converged = other.solver_converged;
+        self.factorized |= other.factorized;
+        self.forces_s += other.forces_s;
+        self.assembly_s += other.assembly_s;
+        self.solve_s += other.solve_s;
+        self.newton_iterations += other.newton_iterations;
+        self.newton_residual = other.newton_residual;
+        self.newton_converged = other.newton_converged;
+        self.substeps += other.substeps;
+        self.rejected_steps += other.rejected_steps;
+        self.dt_level = other.dt_level;
+    }
+}
+
+/// A Newton solve that ends with `‖r‖/‖r₀‖` above this has failed its step (see
+/// [`StepStats::solve_failed`]).
+pub const NEWTON_FAILED: f64 = 1e-3;
+
+/// A step an integrator could not take: the world restores the state from before the step
+/// and retries it with a smaller `dt` where it can (see [`crate::world::StepControl`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// The model's energy is infinite at zero volume (a barrier model such as
+    /// Liesenfeld–Stolfi), and the step would leave an element with volume ≤ 0.
+    #[error("element {element} would end the step with current/rest volume {ratio:.3e} (the model allows no element to reach zero volume)")]
+    Inverted { element: usize, ratio: f64 },
+    /// An iterative loop reached its bound before finishing the step.
+    #[error("{what}: {detail}")]
+    Bound { what: &'static str, detail: String },
+    /// A factorization or linear solve failed outright.
+    #[error("linear solve failed: {0}")]
+    LinearSolve(String),
+    /// A non-finite number appeared where the step cannot go on.
+    #[error("non-finite {0}")]
+    NonFinite(&'static str),
+}
+
 /// A time-stepping scheme for one body (holding that body's workspaces).
 pub trait Integrator: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
-    fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats;
+    /// Advances `body` by `dt`. On an error the body's state is unspecified (the world
+    /// restores it).
+    fn step(
+        &mut self,
+        body: &mut Body,
+        dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError>;
     /// Start-up information for the user, one line each (e.g. an explicit scheme's Courant
     /// bound, a factorization plan); the CLI prints it before the run.
     fn notes(&self) -> Vec<String> {
@@ -67,11 +136,26 @@ pub trait Integrator: Send + std::fmt::Debug {
     fn counters(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// Called before a step is taken again from a restored state (the world's step control
+    /// after a failed step): schemes with history forget it, as after a change of `dt`.
+    fn restart(&mut self) {}
     /// True for one-step schemes that read `body.fixed` every step and keep no history that
     /// a step changes, so a step can be taken again from the same start state with more
     /// vertices held (the contact phase does this; see [`crate::contact`]).
     fn restartable(&self) -> bool {
         false
+    }
+}
+
+/// For a barrier model ([`crate::fem::ForceModel::needs_positive_volume`]), fails when an
+/// element of the body's state has volume ≤ 0.
+pub(crate) fn check_barrier(body: &Body) -> Result<(), StepError> {
+    if !body.model.needs_positive_volume() {
+        return Ok(());
+    }
+    match crate::fem::feasible::first_nonpositive(&body.elems, &body.x) {
+        Some((element, ratio)) => Err(StepError::Inverted { element, ratio }),
+        None => Ok(()),
     }
 }
 
@@ -117,6 +201,11 @@ pub enum IntegratorKind {
     /// `substeps > 0` fixed steps per world step.
     Rkf45 { rtol: f64, atol: f64, substeps: u32 },
 }
+
+/// The most internal steps an explicit or adaptive integrator takes within one world step;
+/// a step that needs more fails with [`StepError::Bound`] (bounded work: a scene whose
+/// stability limit or error control asks for more is not one to run at this `dt`).
+pub const MAX_SUBSTEPS: usize = 100_000;
 
 /// The most levels the Newmark step ladder may have (`dt/2^30` is far below any useful step).
 pub const MAX_LADDER_LEVELS: u32 = 30;

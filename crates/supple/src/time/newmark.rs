@@ -53,7 +53,7 @@
 
 use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepStats};
+use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
 use crate::body::{Body, EXPLOSION_FACTOR};
 use crate::fem::material::Linear;
 use crate::fem::{ForceModel, MassKind};
@@ -540,7 +540,12 @@ impl Integrator for Newmark {
         "newmark"
     }
 
-    fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         let mut stats = StepStats {
             solver_converged: true,
             ..StepStats::default()
@@ -567,6 +572,16 @@ impl Integrator for Newmark {
         let mut first = true;
         loop {
             let level = self.level;
+            if (1usize << level) > MAX_SUBSTEPS {
+                self.synced = false;
+                return Err(StepError::Bound {
+                    what: "Newmark step ladder",
+                    detail: format!(
+                        "level {level} needs {} substeps per world step, more than {MAX_SUBSTEPS}",
+                        1usize << level
+                    ),
+                });
+            }
             let h = dt / f64::from(1u32 << level);
             let t0 = Instant::now();
             match self.ensure_factor(body, level, h) {
@@ -620,7 +635,7 @@ impl Integrator for Newmark {
         body.v.copy_from_slice(&self.v);
         stats.forces_s = times.forces;
         stats.solve_s = times.solve;
-        stats
+        Ok(stats)
     }
 
     fn notes(&self) -> Vec<String> {
@@ -651,10 +666,10 @@ impl Integrator for Newmark {
 
 impl Newmark {
     /// A failed factorization or solve: the world step is not taken (the body keeps its state).
-    fn fail(&mut self, e: CholeskyError, mut stats: StepStats) -> StepStats {
+    fn fail(&mut self, e: CholeskyError, _stats: StepStats) -> Result<StepStats, StepError> {
+        let message = e.to_string();
         self.last_error = Some(e);
         self.synced = false;
-        stats.solver_converged = false;
-        stats
+        Err(StepError::LinearSolve(message))
     }
 }

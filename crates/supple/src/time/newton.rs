@@ -44,10 +44,14 @@
 use super::system::{zero_fixed, System};
 use super::{IntegratorError, StepStats};
 use crate::body::Body;
+use crate::fem::feasible::{first_nonpositive, max_feasible_step};
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind};
 use nalgebra::Vector3;
 use std::time::Instant;
 
+/// Fraction of the distance to the first zero-volume crossing that a barrier model's Newton
+/// step may go (see [`Newton::line_search`]).
+const FEASIBLE_FRACTION: f64 = 0.9;
 /// Line-search cuts per Newton iteration (the smallest step is `2⁻¹⁰ δ`).
 pub const MAX_CUTS: u32 = 10;
 /// Armijo's sufficient-decrease constant.
@@ -148,6 +152,11 @@ impl NewtonStats {
     pub fn add_to(&self, s: &mut StepStats) {
         s.newton_iterations += self.iterations;
         s.newton_residual = self.residual;
+        s.newton_converged = if s.substeps == 0 {
+            self.converged
+        } else {
+            s.newton_converged && self.converged
+        };
         s.solver_iterations += self.linear_iterations;
         s.solver_residual = s.solver_residual.max(self.solver_residual);
         s.solver_converged = if s.substeps == 0 {
@@ -185,6 +194,8 @@ pub(crate) struct Newton {
     mv: Vec<Vector3<f64>>,
     delta: Vec<Vector3<f64>>,
     partials: Vec<f64>,
+    /// Per-chunk minima of the element step caps (barrier models).
+    tet_partials: Vec<f64>,
     /// `‖r‖` after each iteration (index 0: the first guess).
     history: Vec<f64>,
 }
@@ -220,6 +231,7 @@ impl Newton {
             mv: zero.clone(),
             delta: zero,
             partials: vec![0.0; par::n_chunks(n)],
+            tet_partials: vec![0.0; par::n_chunks(body.elems.len())],
             history: Vec::with_capacity(settings.max_iterations as usize + 1),
         })
     }
@@ -241,6 +253,16 @@ impl Newton {
         self.history.clear();
         let t0 = Instant::now();
         let mut norm = self.eval_current(body, form);
+        if body.model.needs_positive_volume() && first_nonpositive(&body.elems, &self.x).is_some() {
+            // The first guess (e.g. x + h v) already crosses zero volume somewhere: start from
+            // u = 0 instead, which for backward Euler is the start of the step.
+            self.u.fill(Vector3::zeros());
+            norm = self.eval_current(body, form);
+            if first_nonpositive(&body.elems, &self.x).is_some() {
+                stats.residual = f64::NAN;
+                return stats;
+            }
+        }
         let floor = NOISE * self.noise_scale(body, form);
         stats.forces_s += t0.elapsed().as_secs_f64();
         self.history.push(norm);
@@ -312,14 +334,41 @@ impl Newton {
         // φ'(0) = r·δ = −g·δ: the slope of the incremental potential along δ.
         let slope0 = -dot(&self.g, &self.delta, &mut self.partials);
         let mut alpha = 1.0;
+        // Barrier models: never leave the set of positive element volumes (the first root of
+        // any element's volume cubic along δ caps the step, see `fem::feasible`), and judge
+        // trials on the incremental potential itself where it is known.
+        let mut phi0 = None;
+        if body.model.needs_positive_volume() {
+            let t = max_feasible_step(
+                &body.elems,
+                &self.x,
+                &self.delta,
+                form.gamma,
+                &mut self.tet_partials,
+            );
+            if t <= 0.0 {
+                return None;
+            }
+            if t <= 1.0 {
+                alpha = FEASIBLE_FRACTION * t;
+            }
+            phi0 = self.potential(body, form, false);
+        }
         let mut best = (f64::INFINITY, 0.0);
         for cut in 0..=MAX_CUTS {
             let n_trial = self.eval_trial(body, form, alpha);
             let residual_ok = n_trial * n_trial <= (1.0 - 2.0 * ARMIJO_C * alpha) * norm * norm;
-            let potential_ok = slope0 < 0.0 && {
-                let slope = -dot(&self.g_trial, &self.delta, &mut self.partials);
-                slope <= (2.0 * ARMIJO_C - 1.0) * slope0
-            };
+            let potential_ok = slope0 < 0.0
+                && match phi0 {
+                    // Armijo on Φ itself: Φ(u + α δ) ≤ Φ(u) + c α φ'(0).
+                    Some(phi0) => self
+                        .potential(body, form, true)
+                        .is_some_and(|phi| phi <= phi0 + ARMIJO_C * alpha * slope0),
+                    None => {
+                        let slope = -dot(&self.g_trial, &self.delta, &mut self.partials);
+                        slope <= (2.0 * ARMIJO_C - 1.0) * slope0
+                    }
+                };
             if !self.settings.line_search || residual_ok || potential_ok {
                 self.accept();
                 return Some(n_trial);
@@ -340,6 +389,53 @@ impl Newton {
         }
         self.accept();
         Some(best.0)
+    }
+
+    /// The incremental potential `Φ` with `∇Φ = r` at the current (`trial = false`) or trial
+    /// point, where it exists: the model has an energy and the forces are conservative apart
+    /// from mass-proportional damping (no `β K v`, viscosity or contact springs). Dynamic:
+    /// `Φ(u) = ½ (u − η)ᵀ M (u − η) + E(ξ + γ u) − γ (M g)·u + ½ γ α uᵀ M u`; static:
+    /// `Φ(u) = E(ξ + u) − (M g)·u`. Uses `mv` as scratch.
+    fn potential(&mut self, body: &Body, form: &Formula, trial: bool) -> Option<f64> {
+        let conservative =
+            body.damping.beta == 0.0 && body.viscosity.is_none() && !body.anchors.enabled();
+        if !conservative {
+            return None;
+        }
+        let (u, x) = if trial {
+            (&self.u_trial, &self.x_trial)
+        } else {
+            (&self.u, &self.x)
+        };
+        let elastic = body.model.energy(&body.elems, x)?;
+        let (lumped, fixed, g) = (&body.mass.lumped, &body.fixed, form.gravity);
+        let free = |i: usize| !fixed[i];
+        let load = par::sum(u.len(), &mut self.partials, |i| {
+            if free(i) {
+                lumped[i] * g.dot(&u[i])
+            } else {
+                0.0
+            }
+        });
+        Some(match form.eta {
+            Some(eta) => {
+                par::for_each_mut(&mut self.f, |i, d| *d = u[i] - eta[i]);
+                body.mass.mul_vec(&body.elems, &self.f, &mut self.mv);
+                let (d, mv) = (&self.f, &self.mv);
+                let inertia = 0.5 * par::sum(u.len(), &mut self.partials, |i| d[i].dot(&mv[i]));
+                let mass_damping = if body.damping.alpha > 0.0 {
+                    body.mass.mul_vec(&body.elems, u, &mut self.mv);
+                    let mv = &self.mv;
+                    0.5 * form.gamma
+                        * body.damping.alpha
+                        * par::sum(u.len(), &mut self.partials, |i| u[i].dot(&mv[i]))
+                } else {
+                    0.0
+                };
+                inertia + elastic - form.gamma * load + mass_damping
+            }
+            None => elastic - load,
+        })
     }
 
     fn accept(&mut self) {

@@ -32,7 +32,7 @@
 
 use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepStats};
+use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
@@ -309,7 +309,12 @@ impl Integrator for Rkf45 {
         "rkf45"
     }
 
-    fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
         let mut stats = StepStats {
             solver_converged: true,
@@ -331,7 +336,9 @@ impl Integrator for Rkf45 {
             self.accepted += n;
             stats.substeps = n;
         } else {
-            let h_min = dt * 1e-12;
+            // Bounded work: at most MAX_SUBSTEPS accepted steps (so no step below
+            // dt / MAX_SUBSTEPS) and as many rejected ones per world step.
+            let h_min = dt / MAX_SUBSTEPS as f64;
             let mut h = self.h.unwrap_or(dt.min(self.courant_dt)).min(dt);
             let mut t = 0.0;
             let mut after_reject = false;
@@ -348,10 +355,16 @@ impl Integrator for Rkf45 {
                 } else {
                     FAC_MIN
                 };
-                if err <= 1.0 || h_try <= h_min {
-                    if err > 1.0 {
-                        stats.solver_converged = false;
-                    }
+                if err > 1.0 && (h_try <= h_min || stats.rejected_steps >= MAX_SUBSTEPS) {
+                    return Err(StepError::Bound {
+                        what: "RKF45 step-size control",
+                        detail: format!(
+                            "error {err:.3e} × tolerance at a step of {h_try:.3e} s after {} rejected trials (the smallest step allowed is dt / {MAX_SUBSTEPS} = {h_min:.3e} s)",
+                            stats.rejected_steps
+                        ),
+                    });
+                }
+                if err <= 1.0 {
                     std::mem::swap(&mut self.x, &mut self.xs);
                     std::mem::swap(&mut self.v, &mut self.vs);
                     t = if clamped { dt } else { t + h_try };
@@ -376,7 +389,12 @@ impl Integrator for Rkf45 {
         body.x.copy_from_slice(&self.x);
         body.v.copy_from_slice(&self.v);
         stats.forces_s = t0.elapsed().as_secs_f64();
-        stats
+        Ok(stats)
+    }
+
+    /// A retried step starts its step-size control afresh.
+    fn restart(&mut self) {
+        self.h = None;
     }
 
     fn notes(&self) -> Vec<String> {

@@ -16,7 +16,7 @@
 //! last one. `dt` is ignored. [`StepStats::substeps`] counts the load steps (Newton solves).
 
 use super::newton::{load_norm, Formula, Newton, NewtonSettings};
-use super::{Integrator, IntegratorError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
 use crate::body::Body;
 use nalgebra::Vector3;
 
@@ -71,7 +71,12 @@ impl Integrator for StaticEquilibrium {
         "static"
     }
 
-    fn step(&mut self, body: &mut Body, _dt: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        _dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         let (from, n) = match self.solved_for {
             Some(g) if g == *gravity => (g, 1),
             Some(g) => (g, self.load_steps),
@@ -92,9 +97,10 @@ impl Integrator for StaticEquilibrium {
             // `newton.u` keeps the last increment as the first guess of the next.
             self.newton.solve(body, &form).add_to(&mut stats);
             body.x.copy_from_slice(&self.newton.x);
+            check_barrier(body)?;
         }
         body.v.fill(Vector3::zeros());
         self.solved_for = Some(*gravity);
-        stats
+        Ok(stats)
     }
 }

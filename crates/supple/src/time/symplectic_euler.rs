@@ -17,7 +17,7 @@
 //! whose step is below [`COURANT_SAFETY`] times the bound.
 
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepStats};
+use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::linalg::par;
 use nalgebra::Vector3;
@@ -140,9 +140,23 @@ impl Integrator for SymplecticEuler {
         "symplectic_euler"
     }
 
-    fn step(&mut self, body: &mut Body, dt: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn step(
+        &mut self,
+        body: &mut Body,
+        dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
         let n = self.substeps_for(dt);
+        if n > MAX_SUBSTEPS {
+            return Err(StepError::Bound {
+                what: "symplectic Euler substeps",
+                detail: format!(
+                    "the Courant bound ({:.3e} s) asks for {n} substeps of dt = {dt:.3e} s, more than {MAX_SUBSTEPS}",
+                    self.courant.dt
+                ),
+            });
+        }
         let h = dt / n as f64;
         self.x.copy_from_slice(&body.x);
         self.v.copy_from_slice(&body.v);
@@ -157,12 +171,12 @@ impl Integrator for SymplecticEuler {
         }
         body.x.copy_from_slice(&self.x);
         body.v.copy_from_slice(&self.v);
-        StepStats {
+        Ok(StepStats {
             solver_converged: true,
             forces_s: t0.elapsed().as_secs_f64(),
             substeps: n,
             ..StepStats::default()
-        }
+        })
     }
 
     fn notes(&self) -> Vec<String> {

@@ -40,6 +40,11 @@ pub trait HyperelasticLaw: Send + Sync + std::fmt::Debug {
     /// Directional derivative `dP[dF]` of the stress at `f`.
     fn pk1_differential(&self, f: &Matrix3<f64>, df: &Matrix3<f64>) -> Matrix3<f64>;
 
+    /// True when `Ψ → ∞` as `det F → 0` (see [`ForceModel::needs_positive_volume`]).
+    fn is_barrier(&self) -> bool {
+        false
+    }
+
     /// The full `dP/dF` (see [`Pk1Derivative`] for the layout). The default makes nine
     /// [`pk1_differential`](Self::pk1_differential) calls; laws override it with a closed form.
     fn pk1_derivative(&self, f: &Matrix3<f64>) -> Pk1Derivative {
@@ -70,6 +75,10 @@ impl<L: HyperelasticLaw> Hyperelastic<L> {
 impl<L: HyperelasticLaw> ForceModel for Hyperelastic<L> {
     fn name(&self) -> &'static str {
         self.law.name()
+    }
+
+    fn needs_positive_volume(&self) -> bool {
+        self.law.is_barrier()
     }
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {

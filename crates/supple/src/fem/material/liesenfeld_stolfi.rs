@@ -89,6 +89,11 @@ impl HyperelasticLaw for LiesenfeldStolfi {
         "liesenfeld_stolfi"
     }
 
+    /// Eq. 16's `1/d₀²` term is infinite at zero volume.
+    fn is_barrier(&self) -> bool {
+        true
+    }
+
     fn energy_density(&self, f: &Matrix3<f64>) -> f64 {
         let j2 = f.determinant().powi(2);
         let vol = j2 - 1.0 / j2;

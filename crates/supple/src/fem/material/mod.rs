@@ -103,6 +103,14 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// True for a barrier model, whose energy grows without bound as an element's volume
+    /// goes to zero (Liesenfeld–Stolfi): its states must keep every element volume positive,
+    /// so implicit steps cap their length at the first zero-volume crossing and a step that
+    /// would end with an element at volume ≤ 0 fails (see [`crate::fem::feasible`]).
+    fn needs_positive_volume(&self) -> bool {
+        false
+    }
+
     /// Writes the Cauchy stress of every element at `x` into `out` (one per element) and
     /// returns true, or returns false (leaving `out` alone) when the model defines none.
     /// Models with frames use those of the last [`update_frames`](Self::update_frames).

@@ -1,0 +1,206 @@
+//! Step control: what counts as a failed step, how a failed step is retried, and what is
+//! counted for the run's verdict.
+//!
+//! Real-time users run at a fixed, large step and bang things together. A step that fails is
+//! taken again from the state before it as two steps of half the length, recursively, down to
+//! `dt / 2^max_halvings` (the classic step-size control of a fixed-step engine: the output
+//! times stay on the `dt` grid). A step fails when
+//! - an integrator returns an error (a barrier model's element would reach volume ≤ 0, an
+//!   iterative loop reached its bound, a factorization failed),
+//! - a body's state is unusable ([`Body::check_state`]: non-finite, exploded),
+//! - a body's total volume leaves `volume_range` × its rest volume (crushed flat, inside
+//!   out, or blown up — none of which the explosion test alone sees),
+//! - more than `max_inverted_share` of a body's tets are inverted,
+//! - a barrier model ([`crate::fem::ForceModel::needs_positive_volume`]) has an element at
+//!   volume ≤ 0 after the contact phase,
+//! - or a linear or Newton solve missed its tolerance (retried at most `unconverged_halvings`
+//!   times; then the step is kept and counted, and a run with more than
+//!   `max_unconverged_share` such steps fails its verdict).
+
+use crate::body::Body;
+use crate::fem::feasible::first_nonpositive;
+use crate::mesh::signed_volume;
+use nalgebra::Vector3;
+
+use super::WorldError;
+
+/// How the world judges and retries steps (see the module notes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepControl {
+    /// A failed step is retried as two half steps, at most this many halvings deep (0: never
+    /// retry; the smallest step is `dt / 2^max_halvings`).
+    pub max_halvings: u32,
+    /// Halvings allowed for a step whose only failure is an unconverged solve (at most
+    /// `max_halvings`).
+    pub unconverged_halvings: u32,
+    /// A body whose total volume leaves `[min, max]` × its rest volume has diverged.
+    pub volume_range: [f64; 2],
+    /// A body with more than this share of its tets inverted has diverged.
+    pub max_inverted_share: f64,
+    /// A run in which more than this share of the steps kept unconverged solves fails
+    /// ([`super::World::verdict`]).
+    pub max_unconverged_share: f64,
+}
+
+impl Default for StepControl {
+    fn default() -> Self {
+        Self {
+            max_halvings: 5,
+            unconverged_halvings: 2,
+            volume_range: [0.1, 10.0],
+            max_inverted_share: 0.25,
+            max_unconverged_share: 0.1,
+        }
+    }
+}
+
+impl StepControl {
+    /// Refuses settings that cannot be meant: more than 20 halvings (a millionth of the step),
+    /// a volume range that does not contain 1, shares outside `[0, 1]`.
+    pub fn validate(&self) -> Result<(), WorldError> {
+        let bad = |key, value, reason| Err(WorldError::StepControl { key, value, reason });
+        if self.max_halvings > 20 {
+            return bad(
+                "max_halvings",
+                f64::from(self.max_halvings),
+                "must be at most 20",
+            );
+        }
+        let [lo, hi] = self.volume_range;
+        if !(lo >= 0.0 && lo < 1.0) {
+            return bad("volume_range[0]", lo, "must be in [0, 1)");
+        }
+        if !(hi > 1.0) {
+            return bad("volume_range[1]", hi, "must be above 1 (or inf)");
+        }
+        for (key, v) in [
+            ("max_inverted_share", self.max_inverted_share),
+            ("max_unconverged_share", self.max_unconverged_share),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(key, v, "must be in [0, 1]");
+            }
+        }
+        Ok(())
+    }
+
+    /// Why `body`'s state fails the step, if it does (see the module notes).
+    pub fn check(&self, body: &Body) -> Option<String> {
+        if let Some(reason) = body.check_state() {
+            return Some(reason);
+        }
+        let (volume, inverted) = volume_and_inverted(body);
+        let rest = body.elems.volume.iter().sum::<f64>();
+        let ratio = volume / rest;
+        let [lo, hi] = self.volume_range;
+        if !(ratio >= lo && ratio <= hi) {
+            return Some(format!(
+                "total volume is {ratio:.3e} × the rest volume, outside [{lo}, {hi}]"
+            ));
+        }
+        let share = inverted as f64 / body.elems.len().max(1) as f64;
+        if share > self.max_inverted_share {
+            return Some(format!(
+                "{inverted} of {} tets ({:.1} %) are inverted, more than {:.1} %",
+                body.elems.len(),
+                100.0 * share,
+                100.0 * self.max_inverted_share
+            ));
+        }
+        if inverted > 0 && body.model.needs_positive_volume() {
+            if let Some((e, r)) = first_nonpositive(&body.elems, &body.x) {
+                return Some(format!(
+                    "element {e} has current/rest volume {r:.3e}; the {} model allows no element to reach zero volume",
+                    body.model.name()
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Total signed volume and the number of tets with volume ≤ 0.
+fn volume_and_inverted(body: &Body) -> (f64, usize) {
+    let mut volume = 0.0;
+    let mut inverted = 0;
+    for tet in &body.elems.tets {
+        let v = signed_volume(&tet.map(|i| body.x[i as usize]));
+        volume += v;
+        inverted += usize::from(v <= 0.0);
+    }
+    (volume, inverted)
+}
+
+/// What the step control did in one world step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepReport {
+    /// Failed tries that were taken again as two half steps.
+    pub retries: usize,
+    /// The shortest step taken (the world's `dt` when nothing failed).
+    pub min_dt: f64,
+    /// The step was kept with unconverged solves after its last allowed halving.
+    pub unconverged: bool,
+}
+
+/// What the step control did since the world was built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunTotals {
+    /// World steps that needed at least one retry.
+    pub retried_steps: usize,
+    /// Failed tries, summed over all steps.
+    pub retries: usize,
+    /// The shortest step taken (infinite before the first step).
+    pub min_dt: f64,
+    /// Steps kept with unconverged solves.
+    pub unconverged_steps: usize,
+}
+
+impl Default for RunTotals {
+    fn default() -> Self {
+        Self {
+            retried_steps: 0,
+            retries: 0,
+            min_dt: f64::INFINITY,
+            unconverged_steps: 0,
+        }
+    }
+}
+
+/// Why one try at a step failed.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// A solve missed its tolerance; the state is usable.
+    Unconverged,
+    /// Body `.0` cannot go on from this state, for reason `.1`.
+    Hard(usize, String),
+}
+
+/// The positions and velocities of every body (the state a retried step starts from).
+#[derive(Debug)]
+pub(super) struct Snapshot {
+    x: Vec<Vec<Vector3<f64>>>,
+    v: Vec<Vec<Vector3<f64>>>,
+}
+
+impl Snapshot {
+    pub fn for_bodies(bodies: &[Body]) -> Self {
+        Self {
+            x: bodies.iter().map(|b| b.x.clone()).collect(),
+            v: bodies.iter().map(|b| b.v.clone()).collect(),
+        }
+    }
+
+    pub fn save(&mut self, bodies: &[Body]) {
+        for ((x, v), b) in self.x.iter_mut().zip(&mut self.v).zip(bodies) {
+            x.copy_from_slice(&b.x);
+            v.copy_from_slice(&b.v);
+        }
+    }
+
+    pub fn restore(&self, bodies: &mut [Body]) {
+        for ((x, v), b) in self.x.iter().zip(&self.v).zip(bodies) {
+            b.x.copy_from_slice(x);
+            b.v.copy_from_slice(v);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The world: bodies, gravity, the integrator, contact and the clock. [`World::step`] is
+//! the one place that orders the phases of a step: contact's start-of-step bookkeeping, each
+//! body's integrator step, then the contact phase (obstacles, surface collisions), then the
+//! checks; a step that fails them is retried from its start with half the step
+//! ([`StepControl`], in `control.rs`).
+
+use crate::body::Body;
+mod control;
+
+pub use control::{RunTotals, StepControl, StepReport};
+
+use crate::contact::{Contact, ContactError, ContactSettings, ContactStats, Response};
+use crate::time::{Integrator, IntegratorKind, StepStats};
+use control::{Failure, Snapshot};
+use nalgebra::Vector3;
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum WorldError {
+    #[error("dt = {0}: must be a finite number above 0")]
+    Dt(f64),
+    #[error("gravity has a non-finite component")]
+    Gravity,
+    #[error("two bodies are named `{0}`: body names must be unique")]
+    DuplicateName(String),
+    #[error(transparent)]
+    Integrator(#[from] crate::time::IntegratorError),
+    #[error(transparent)]
+    Contact(#[from] ContactError),
+    #[error("step_control.{key} = {value}: {reason}")]
+    StepControl {
+        key: &'static str,
+        value: f64,
+        reason: &'static str,
+    },
+}
+
+/// A step that left a body in an unusable state (see [`Body::check_state`]).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("body `{body}` diverged at step {step} (t = {time:.6} s): {reason}")]
+pub struct Diverged {
+    pub body: String,
+    pub step: usize,
+    pub time: f64,
+    pub reason: String,
+}
+
+#[derive(Debug)]
+pub struct World {
+    pub bodies: Vec<Body>,
+    integrators: Vec<Box<dyn Integrator>>,
+    pub gravity: Vector3<f64>,
+    pub dt: f64,
+    pub time: f64,
+    /// Steps taken so far.
+    pub steps: usize,
+    /// What happens when a step fails (see [`StepControl`]).
+    pub control: StepControl,
+    last_stats: Vec<StepStats>,
+    contact: Option<Contact>,
+    report: StepReport,
+    totals: RunTotals,
+    /// Start-of-attempt states, one per halving depth (filled on first use).
+    snapshots: Vec<Snapshot>,
+}
+
+impl World {
+    pub fn new(
+        bodies: Vec<Body>,
+        gravity: Vector3<f64>,
+        dt: f64,
+        integrator: IntegratorKind,
+    ) -> Result<Self, WorldError> {
+        if !(dt > 0.0 && dt.is_finite()) {
+            return Err(WorldError::Dt(dt));
+        }
+        if !gravity.iter().all(|c| c.is_finite()) {
+            return Err(WorldError::Gravity);
+        }
+        for (i, b) in bodies.iter().enumerate() {
+            if bodies[..i].iter().any(|o| o.name == b.name) {
+                return Err(WorldError::DuplicateName(b.name.clone()));
+            }
+        }
+        let integrators = bodies
+            .iter()
+            .map(|b| integrator.build(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let last_stats = vec![StepStats::default(); bodies.len()];
+        let snapshots = vec![Snapshot::for_bodies(&bodies)];
+        Ok(Self {
+            bodies,
+            integrators,
+            gravity,
+            dt,
+            time: 0.0,
+            steps: 0,
+            control: StepControl::default(),
+            last_stats,
+            contact: None,
+            report: StepReport::default(),
+            totals: RunTotals::default(),
+            snapshots,
+        })
+    }
+
+    /// Replaces the step control (refuses impossible settings).
+    pub fn with_step_control(mut self, control: StepControl) -> Result<Self, WorldError> {
+        control.validate()?;
+        self.control = control;
+        Ok(self)
+    }
+
+    /// Turns on contact (obstacles, self- and body–body collision) with these settings.
+    pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
+        self.contact = Some(Contact::new(settings, &mut self.bodies, self.dt)?);
+        Ok(self)
+    }
+
+    /// The contact phase, if the world has one.
+    pub fn contact(&self) -> Option<&Contact> {
+        self.contact.as_ref()
+    }
+
+    /// Contact statistics of the last step, if the world has contact.
+    pub fn contact_stats(&self) -> Option<&ContactStats> {
+        self.contact.as_ref().map(|c| c.stats())
+    }
+
+    /// Advances every body by `dt`. A step that fails (an integrator error, a non-finite or
+    /// exploded state, total volume out of range, too many inverted tets, a barrier model's
+    /// element at volume ≤ 0, or unconverged solves) is taken again from its start as two
+    /// half steps, recursively, as [`StepControl`] allows. When no halving is left, a step
+    /// with unconverged solves is kept (and counted, see [`verdict`](Self::verdict)); any other
+    /// failure is returned as [`Diverged`], the world keeping the failed state (the caller
+    /// keeps what it wrote before).
+    pub fn step(&mut self) -> Result<(), Diverged> {
+        let t0 = self.time;
+        self.report = StepReport {
+            min_dt: self.dt,
+            ..StepReport::default()
+        };
+        for s in &mut self.last_stats {
+            *s = StepStats::default();
+        }
+        let result = self.advance(t0, self.dt, 0);
+        self.steps += 1;
+        self.time = self.steps as f64 * self.dt;
+        self.totals.retried_steps += usize::from(self.report.retries > 0);
+        self.totals.retries += self.report.retries;
+        self.totals.min_dt = self.totals.min_dt.min(self.report.min_dt);
+        self.totals.unconverged_steps += usize::from(self.report.unconverged);
+        result.map_err(|(b, reason)| Diverged {
+            body: self.bodies[b].name.clone(),
+            step: self.steps,
+            time: self.time,
+            reason,
+        })
+    }
+
+    /// Covers `[t0, t0 + h]`, halving on failure (see [`step`](Self::step)); a failure left
+    /// after the last halving is returned as `(body, reason)`.
+    fn advance(&mut self, t0: f64, h: f64, depth: u32) -> Result<(), (usize, String)> {
+        let retry_possible = depth < self.control.max_halvings && self.retries_allowed();
+        if retry_possible {
+            if self.snapshots.len() <= depth as usize {
+                // Allocated once, on the first retry that reaches this depth.
+                self.snapshots.push(Snapshot::for_bodies(&self.bodies));
+            }
+            self.snapshots[depth as usize].save(&self.bodies);
+        }
+        let failure = match self.attempt(t0, h) {
+            Ok(()) => return Ok(()),
+            Err(f) => f,
+        };
+        let retry = retry_possible
+            && match failure {
+                Failure::Unconverged => depth < self.control.unconverged_halvings,
+                Failure::Hard(..) => true,
+            };
+        if retry {
+            self.snapshots[depth as usize].restore(&mut self.bodies);
+            for integrator in &mut self.integrators {
+                integrator.restart();
+            }
+            self.report.retries += 1;
+            let half = 0.5 * h;
+            self.report.min_dt = self.report.min_dt.min(half);
+            self.advance(t0, half, depth + 1)?;
+            return self.advance(t0 + half, half, depth + 1);
+        }
+        match failure {
+            Failure::Unconverged => {
+                self.report.unconverged = true;
+                Ok(())
+            }
+            Failure::Hard(b, reason) => Err((b, reason)),
+        }
+    }
+
+    /// Step control needs a state it can restore: not with contact springs, whose set
+    /// changes during a step.
+    fn retries_allowed(&self) -> bool {
+        self.contact
+            .as_ref()
+            .is_none_or(|c| !matches!(c.settings().response, Response::Springs { .. }))
+    }
+
+    /// One try at `[t0, t0 + h]`: contact's start-of-step bookkeeping, each body's
+    /// integrator step (with the contact hold), the contact phase, then the checks.
+    fn attempt(&mut self, t0: f64, h: f64) -> Result<(), Failure> {
+        if let Some(contact) = &mut self.contact {
+            contact.begin_step(&mut self.bodies);
+        }
+        let mut unconverged = false;
+        for (b, ((body, integrator), total)) in (self.bodies.iter_mut())
+            .zip(&mut self.integrators)
+            .zip(&mut self.last_stats)
+            .enumerate()
+        {
+            body.model.begin_step();
+            let mut stats = integrator
+                .step(body, h, &self.gravity)
+                .map_err(|e| Failure::Hard(b, e.to_string()))?;
+            if let Some(contact) = &mut self.contact {
+                // Obstacle contact held inside the implicit solve (one-step schemes).
+                if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, h) {
+                    let first = stats;
+                    let second = integrator.step(body, h, &self.gravity);
+                    contact.release_holds(b, body);
+                    stats = second.map_err(|e| Failure::Hard(b, e.to_string()))?;
+                    stats.solver_iterations += first.solver_iterations;
+                    stats.newton_iterations += first.newton_iterations;
+                    stats.substeps += first.substeps;
+                }
+            }
+            unconverged |= stats.solve_failed();
+            total.accumulate(&stats);
+        }
+        if let Some(contact) = &mut self.contact {
+            contact.end_step(&mut self.bodies, t0, h);
+        }
+        for (b, body) in self.bodies.iter().enumerate() {
+            if let Some(reason) = self.control.check(body) {
+                return Err(Failure::Hard(b, reason));
+            }
+        }
+        if unconverged {
+            return Err(Failure::Unconverged);
+        }
+        Ok(())
+    }
+
+    /// What the step control did in the last step.
+    pub fn last_step(&self) -> &StepReport {
+        &self.report
+    }
+
+    /// What the step control did since the world was built.
+    pub fn totals(&self) -> &RunTotals {
+        &self.totals
+    }
+
+    /// Why the run so far counts as failed although no step diverged, if it does: more than
+    /// [`StepControl::max_unconverged_share`] of the steps kept unconverged solves.
+    pub fn verdict(&self) -> Option<String> {
+        let share = self.totals.unconverged_steps as f64 / self.steps.max(1) as f64;
+        (self.steps > 0 && share > self.control.max_unconverged_share).then(|| {
+            format!(
+                "{} of {} steps ({:.1} %) kept linear or Newton solves that missed their tolerance after every halving (more than {:.1} % allowed)",
+                self.totals.unconverged_steps,
+                self.steps,
+                100.0 * share,
+                100.0 * self.control.max_unconverged_share
+            )
+        })
+    }
+
+    /// Statistics of the last step, one per body.
+    pub fn last_stats(&self) -> &[StepStats] {
+        &self.last_stats
+    }
+
+    /// The integrator's name (the same for every body).
+    pub fn integrator_name(&self) -> &'static str {
+        self.integrators.first().map_or("none", |i| i.name())
+    }
+
+    /// Start-up notes of each body's integrator (e.g. the Courant bound), by body name.
+    pub fn integrator_notes(&self) -> Vec<(&str, Vec<String>)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .map(|(b, i)| (b.name.as_str(), i.notes()))
+            .collect()
+    }
+
+    /// Run counters of each body's integrator (factorizations, ladder levels, accepted and
+    /// rejected steps), by body name.
+    pub fn integrator_counters(&self) -> Vec<(&str, Vec<(String, f64)>)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .map(|(b, i)| (b.name.as_str(), i.counters()))
+            .collect()
+    }
+
+    pub fn body(&self, name: &str) -> Option<&Body> {
+        self.bodies.iter().find(|b| b.name == name)
+    }
+}
