@@ -118,7 +118,13 @@ impl Recorder {
             })
             .collect();
         let mut csv = std::io::BufWriter::new(csv);
-        let mut header = vec!["step".to_string(), "time".into(), "wall_ms_step".into()];
+        let mut header = vec![
+            "step".to_string(),
+            "time".into(),
+            "wall_ms_step".into(),
+            "retried_steps".into(),
+            "dt_min".into(),
+        ];
         for b in &world.bodies {
             for col in [
                 "volume",
@@ -186,7 +192,7 @@ impl Recorder {
             t.min_tet_volume_ratio = t.min_tet_volume_ratio.min(b.min_volume_ratio());
             t.iterations_sum += s.solver_iterations;
             t.iterations_max = t.iterations_max.max(s.solver_iterations);
-            t.unconverged_steps += usize::from(!s.solver_converged);
+            t.unconverged_steps += usize::from(s.solve_failed());
             t.newton_sum += s.newton_iterations;
             t.newton_max = t.newton_max.max(s.newton_iterations);
             t.substeps += s.substeps;
@@ -217,6 +223,8 @@ impl Recorder {
             world.steps.to_string(),
             format!("{:.6}", world.time),
             format!("{wall:.4}"),
+            world.totals().retried_steps.to_string(),
+            format!("{:.6e}", world.last_step().min_dt),
         ];
         let stats = world.last_stats().to_vec();
         let gravity = world.gravity;
@@ -270,6 +278,7 @@ impl Recorder {
     ) -> std::io::Result<Summary> {
         self.csv.flush()?;
         let steps = world.steps.max(1) as f64;
+        let totals = world.totals();
         Ok(Summary {
             scene: scene.to_string(),
             steps: world.steps,
@@ -279,6 +288,14 @@ impl Recorder {
             diverged_step: diverged.map(|d| d.step),
             diverged_body: diverged.map(|d| d.body.clone()),
             diverged_reason: diverged.map(|d| d.reason.clone()),
+            retried_steps: totals.retried_steps,
+            retries: totals.retries,
+            dt_min: if totals.min_dt.is_finite() {
+                totals.min_dt
+            } else {
+                world.dt
+            },
+            unconverged_steps: totals.unconverged_steps,
             wall_ms_per_step_median: median(&self.wall_ms),
             wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
             threads: rayon::current_num_threads(),
@@ -326,6 +343,8 @@ impl Recorder {
                     volume_final: b.volume(),
                     volume_max_rel_change: t.volume_max_rel_change,
                     min_tet_volume_ratio: t.min_tet_volume_ratio,
+                    min_tet_volume_ratio_final: b.min_volume_ratio(),
+                    inverted_tets_final: b.volume_ratios().iter().filter(|r| **r <= 0.0).count(),
                     solver_iterations_mean: t.iterations_sum as f64 / steps,
                     solver_iterations_max: t.iterations_max,
                     solver_unconverged_steps: t.unconverged_steps,
@@ -380,6 +399,12 @@ pub struct Summary {
     pub diverged_body: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diverged_reason: Option<String>,
+    /// World steps that the step control retried with shorter steps, the failed tries in
+    /// all, the shortest step taken, and the steps kept with unconverged solves.
+    pub retried_steps: usize,
+    pub retries: usize,
+    pub dt_min: f64,
+    pub unconverged_steps: usize,
     pub wall_ms_per_step_median: f64,
     pub wall_ms_per_step_min: f64,
     pub threads: usize,
@@ -415,7 +440,11 @@ pub struct BodySummary {
     pub volume_rest: f64,
     pub volume_final: f64,
     pub volume_max_rel_change: f64,
+    /// Smallest current/rest tet volume ratio over the run, and at its end with the number
+    /// of tets inverted (volume ≤ 0) at the end.
     pub min_tet_volume_ratio: f64,
+    pub min_tet_volume_ratio_final: f64,
+    pub inverted_tets_final: usize,
     pub solver_iterations_mean: f64,
     pub solver_iterations_max: usize,
     pub solver_unconverged_steps: usize,

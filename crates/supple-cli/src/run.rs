@@ -164,6 +164,20 @@ pub fn run(args: RunArgs) -> Result<i32> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // A run whose steps all finished can still have failed: too many unconverged solves.
+    if diverged.is_none() {
+        if let Some(reason) = world.verdict() {
+            diverged = Some(supple::world::Diverged {
+                body: match world.bodies.as_slice() {
+                    [one] => one.name.clone(),
+                    _ => "(all bodies)".to_string(),
+                },
+                step: world.steps,
+                time: world.time,
+                reason,
+            });
+        }
+    }
     if write_vtu_frames {
         write_pvd(&out.join("scene.pvd"), &pvd)?;
     }
@@ -182,6 +196,20 @@ pub fn run(args: RunArgs) -> Result<i32> {
         &PictureOptions::from_output(&scene.output, recording.times.len()),
         scene.output.plots,
     )?;
+    for b in &summary.bodies {
+        if b.inverted_tets_final > 0 {
+            eprintln!(
+                "warning: body `{}` ends with {} inverted tet(s) (smallest volume ratio {:.3e})",
+                b.name, b.inverted_tets_final, b.min_tet_volume_ratio_final
+            );
+        }
+    }
+    if summary.retried_steps > 0 && !args.quiet {
+        eprintln!(
+            "step control: {} step(s) retried with shorter steps ({} failed tries), shortest step {:.3e} s",
+            summary.retried_steps, summary.retries, summary.dt_min
+        );
+    }
     if let Some(d) = diverged {
         eprintln!(
             "diverged: {d}; frames up to t = {:.6} s are in {}",

@@ -25,6 +25,20 @@ pub(super) struct SceneFile {
     pub(super) contact: Option<super::contact::ContactSection>,
     #[serde(default)]
     pub(super) obstacle: Vec<super::contact::ObstacleSection>,
+    #[serde(default)]
+    pub(super) step_control: StepControlSection,
+}
+
+/// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's
+/// defaults, see `supple::world::StepControl`).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StepControlSection {
+    pub(super) max_halvings: Option<u32>,
+    pub(super) unconverged_halvings: Option<u32>,
+    pub(super) volume_range: Option<[f64; 2]>,
+    pub(super) max_inverted_share: Option<f64>,
+    pub(super) max_unconverged_share: Option<f64>,
 }
 
 pub(super) fn default_gravity() -> [f64; 3] {
@@ -242,6 +256,7 @@ pub(super) enum TangentName {
 pub(super) enum RotationName {
     Polar,
     Svd,
+    SvdInvertible,
     Qr,
 }
 

@@ -118,6 +118,7 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
             let rotation = match m.rotation.unwrap_or(RotationName::Polar) {
                 RotationName::Polar => RotationMethod::Polar,
                 RotationName::Svd => RotationMethod::Svd,
+                RotationName::SvdInvertible => RotationMethod::SvdInvertible,
                 RotationName::Qr => RotationMethod::Qr,
             };
             if rotation == RotationMethod::Qr && tangent == CorotationalTangent::Exact {

@@ -10,6 +10,7 @@ use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::contact::ContactSettings;
+use supple::world::StepControl;
 use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
@@ -67,6 +68,8 @@ pub struct Scene {
     pub probes: Vec<Probe>,
     /// Obstacles and surface collisions (`[contact]`, `[[obstacle]]`), if any.
     pub contact: Option<ContactSettings>,
+    /// How failed steps are judged and retried (`[step_control]`).
+    pub step_control: StepControl,
 }
 
 impl Scene {
@@ -84,6 +87,7 @@ impl Scene {
             .map(|(i, d)| Body::new(d.clone()).map_err(|e| self.invalid(format!("body[{i}]: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let world = World::new(bodies, self.gravity, self.dt, self.integrator)
+            .and_then(|w| w.with_step_control(self.step_control))
             .map_err(|e| self.invalid(e.to_string()))?;
         match &self.contact {
             Some(c) => world
@@ -208,6 +212,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let integrator =
         integrator::integrator(&file.integrator, solver, ordering, warm_start).map_err(invalid)?;
     let contact = contact::contact(file.contact, file.obstacle).map_err(invalid)?;
+    let step_control = step_control(&file.step_control).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
     for (i, b) in file.body.into_iter().enumerate() {
@@ -260,7 +265,24 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         bodies,
         probes,
         contact,
+        step_control,
     })
+}
+
+/// The `[step_control]` section over the library's defaults, validated.
+fn step_control(section: &file::StepControlSection) -> Result<StepControl, String> {
+    let d = StepControl::default();
+    let control = StepControl {
+        max_halvings: section.max_halvings.unwrap_or(d.max_halvings),
+        unconverged_halvings: section.unconverged_halvings.unwrap_or(d.unconverged_halvings),
+        volume_range: section.volume_range.unwrap_or(d.volume_range),
+        max_inverted_share: section.max_inverted_share.unwrap_or(d.max_inverted_share),
+        max_unconverged_share: section
+            .max_unconverged_share
+            .unwrap_or(d.max_unconverged_share),
+    };
+    control.validate().map_err(|e| e.to_string())?;
+    Ok(control)
 }
 
 enum BodyIssue {

@@ -7,8 +7,9 @@
 //! A body's strain-rate damping or viscosity `f_d = −D(x) v` is taken implicitly too: `h D`
 //! joins the matrix.
 //! For a barrier model (Liesenfeld–Stolfi) a step that would leave an element with volume ≤ 0
-//! fails with [`StepError::Inverted`]: the linearization knows nothing of the barrier, and
-//! the world's step control then retries with shorter steps.
+//! is not accepted: the linearization knows nothing of the barrier. The step is taken again
+//! from the same start by full backward Euler, whose Newton line search never crosses zero
+//! volume ([`super::newton`]); if that fails too, the world's step control retries shorter.
 //! Fixed vertices keep `v = 0` (their rows and columns are filtered out of PCG, or replaced by
 //! identity in the Cholesky factor).
 //!
@@ -16,7 +17,7 @@
 //! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
-use super::{check_barrier, Integrator, StepError, StepStats, WarmStart};
+use super::{check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepStats, WarmStart};
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
@@ -35,6 +36,13 @@ pub struct LinearizedBackwardEuler {
     v_prev: Vec<Vector3<f64>>,
     /// `dt` of the matrix kept from the last step, for models with a constant tangent.
     assembled_for: Option<f64>,
+    /// Barrier models only: full backward Euler with the inversion-capped Newton line search,
+    /// taken from the same start when the linear step would invert an element, and the
+    /// start state it needs.
+    fallback: Option<Box<BackwardEuler>>,
+    x_start: Vec<Vector3<f64>>,
+    v_start: Vec<Vector3<f64>>,
+    fallbacks: usize,
 }
 
 impl LinearizedBackwardEuler {
@@ -46,6 +54,19 @@ impl LinearizedBackwardEuler {
         warm_start: WarmStart,
     ) -> Result<Self, SolverError> {
         let n = body.n_vertices();
+        let fallback = if body.model.needs_positive_volume() {
+            let settings = NewtonSettings {
+                solver,
+                ..NewtonSettings::default()
+            };
+            // The settings are the defaults with this step's solver, which `new` validated.
+            BackwardEuler::new(body, settings)
+                .ok()
+                .map(Box::new)
+        } else {
+            None
+        };
+        let start = if fallback.is_some() { n } else { 0 };
         let solver = LinearSolver::new(
             &solver,
             &body.elems.pattern,
@@ -61,6 +82,10 @@ impl LinearizedBackwardEuler {
             v_new: vec![Vector3::zeros(); n],
             v_prev: body.v.clone(),
             assembled_for: None,
+            fallback,
+            x_start: vec![Vector3::zeros(); start],
+            v_start: vec![Vector3::zeros(); start],
+            fallbacks: 0,
         })
     }
 
@@ -79,6 +104,13 @@ impl Integrator for LinearizedBackwardEuler {
         true
     }
 
+    fn counters(&self) -> Vec<(String, f64)> {
+        match self.fallback {
+            Some(_) => vec![("newton_fallbacks".to_string(), self.fallbacks as f64)],
+            None => Vec::new(),
+        }
+    }
+
     fn step(
         &mut self,
         body: &mut Body,
@@ -86,6 +118,10 @@ impl Integrator for LinearizedBackwardEuler {
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
+        if self.fallback.is_some() {
+            self.x_start.copy_from_slice(&body.x);
+            self.v_start.copy_from_slice(&body.v);
+        }
         let Body {
             elems,
             model,
@@ -150,8 +186,19 @@ impl Integrator for LinearizedBackwardEuler {
         par::for_each_mut(x, |i, xi| *xi += h * vn[i]);
         let t3 = Instant::now();
         // One linear step can jump an element across zero volume, which a barrier model must
-        // never do: fail, so the world retries with a shorter step.
-        check_barrier(body)?;
+        // never do: take the step again with Newton, whose line search stays on the
+        // positive-volume side (and fails, for the world to retry shorter, if it cannot).
+        if let (Err(_), Some(newton)) = (check_barrier(body), self.fallback.as_mut()) {
+            body.x.copy_from_slice(&self.x_start);
+            body.v.copy_from_slice(&self.v_start);
+            self.fallbacks += 1;
+            let mut full = newton.step(body, h, gravity)?;
+            full.solver_iterations += stats.iterations;
+            full.forces_s += (t1 - t0).as_secs_f64();
+            full.assembly_s += (t2 - t1).as_secs_f64();
+            full.solve_s += (t3 - t2).as_secs_f64();
+            return Ok(full);
+        }
 
         Ok(StepStats {
             solver_iterations: stats.iterations,

@@ -34,6 +34,8 @@ use super::{
     add_rotated_linear_blocks, linear_energy_density, linear_stress, CorotationalSettings,
     ForceModel, Lame, RotationMethod,
 };
+use super::hyperelastic::{add_pk1_derivative_blocks, Pk1Derivative};
+use super::invertible;
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::{par, BlockCsr};
@@ -150,7 +152,7 @@ impl Corotational {
         match self.settings.rotation {
             _ if self.settings.update_every > 1 => self.rotations[e],
             RotationMethod::Polar => polar::rotation_near(f, &self.rotations[e]),
-            RotationMethod::Svd => polar::svd_rotation(f),
+            RotationMethod::Svd | RotationMethod::SvdInvertible => polar::svd_rotation(f),
             RotationMethod::Qr => self.rotations[e],
         }
     }
@@ -178,9 +180,11 @@ impl ForceModel for Corotational {
             RotationMethod::Polar => par::for_each_mut(&mut self.rotations, |e, r| {
                 *r = polar::rotation_near(&elems.deformation_gradient(e, x), r);
             }),
-            RotationMethod::Svd => par::for_each_mut(&mut self.rotations, |e, r| {
-                *r = polar::svd_rotation(&elems.deformation_gradient(e, x));
-            }),
+            RotationMethod::Svd | RotationMethod::SvdInvertible => {
+                par::for_each_mut(&mut self.rotations, |e, r| {
+                    *r = polar::svd_rotation(&elems.deformation_gradient(e, x));
+                })
+            }
             RotationMethod::Qr => {
                 let rest = &self.rest_frames;
                 par::for_each_mut(&mut self.rotations, |e, r| {
@@ -220,6 +224,23 @@ impl ForceModel for Corotational {
                     scale,
                 )
             }),
+            CorotationalTangent::Exact
+                if self.settings.rotation == RotationMethod::SvdInvertible =>
+            {
+                // Teran et al. 2005's definite tangent (material::invertible), assembled from
+                // its 9×9 dP/dF like a hyperelastic law's.
+                elems.scatter_blocks(k, |e, sink| {
+                    let (u, s, v) = invertible::signed_svd(&elems.deformation_gradient(e, x));
+                    let mut h = Pk1Derivative::zeros();
+                    for q in 0..9 {
+                        let mut df = Matrix3::zeros();
+                        df[(q % 3, q / 3)] = 1.0;
+                        let dp = invertible::definite_differential(&u, &s, &v, self.lame, &df);
+                        h.column_mut(q).copy_from_slice(dp.as_slice());
+                    }
+                    add_pk1_derivative_blocks(sink, &elems.dm_inv[e], scale * elems.volume[e], &h);
+                })
+            }
             CorotationalTangent::Exact => elems.scatter_blocks(k, |e, sink| {
                 let f = elems.deformation_gradient(e, x);
                 let r = &self.rotations[e];

@@ -6,6 +6,7 @@
 mod corotational;
 mod hybrid;
 mod hyperelastic;
+pub mod invertible;
 mod liesenfeld_stolfi;
 mod linear;
 mod stvk;
@@ -141,6 +142,12 @@ pub enum RotationMethod {
     Polar,
     /// Polar rotation from the SVD with the sign fix (robust to inversion).
     Svd,
+    /// Irving et al. 2004's invertible element: the SVD rotation with the sign fix (as
+    /// `Svd`), and with the `Exact` tangent the definite tangent of Teran et al. 2005
+    /// (exact except where its rotation modes would be indefinite, clamped there), so Newton
+    /// and PCG stay well posed while inverted elements push themselves back out (see
+    /// `material::invertible`).
+    SvdInvertible,
     /// The Q of the QR decomposition of `F` (SOFA's "large"): not the polar rotation, depends
     /// on the element's vertex order.
     Qr,
