@@ -18,6 +18,7 @@ pub mod projection;
 pub mod rounded;
 pub mod springs;
 pub mod surface;
+pub mod uncrush;
 
 pub use broad::{Aabb, BroadPhase, BroadPhaseKind, BroadStats};
 pub use obstacle::{Obstacle, RigidPath, Shape};
