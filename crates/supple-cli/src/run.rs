@@ -196,7 +196,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         &PictureOptions::from_output(&scene.output, recording.times.len()),
         scene.output.plots,
     )?;
-    for b in &summary.bodies {
+    for b in summary.bodies.iter().filter(|_| diverged.is_none()) {
         if b.inverted_tets_final > 0 {
             eprintln!(
                 "warning: body `{}` ends with {} inverted tet(s) (smallest volume ratio {:.3e})",

@@ -205,7 +205,7 @@ pub enum IntegratorKind {
 /// The most internal steps an explicit or adaptive integrator takes within one world step;
 /// a step that needs more fails with [`StepError::Bound`] (bounded work: a scene whose
 /// stability limit or error control asks for more is not one to run at this `dt`).
-pub const MAX_SUBSTEPS: usize = 100_000;
+pub const MAX_SUBSTEPS: usize = 10_000;
 
 /// The most levels the Newmark step ladder may have (`dt/2^30` is far below any useful step).
 pub const MAX_LADDER_LEVELS: u32 = 30;
