@@ -10,11 +10,11 @@ use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::contact::ContactSettings;
-use supple::world::StepControl;
 use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
+use supple::world::StepControl;
 use supple::world::World;
 use thiserror::Error;
 
@@ -274,7 +274,9 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
     let d = StepControl::default();
     let control = StepControl {
         max_halvings: section.max_halvings.unwrap_or(d.max_halvings),
-        unconverged_halvings: section.unconverged_halvings.unwrap_or(d.unconverged_halvings),
+        unconverged_halvings: section
+            .unconverged_halvings
+            .unwrap_or(d.unconverged_halvings),
         volume_range: section.volume_range.unwrap_or(d.volume_range),
         max_inverted_share: section.max_inverted_share.unwrap_or(d.max_inverted_share),
         max_unconverged_share: section

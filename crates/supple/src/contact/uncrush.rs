@@ -168,17 +168,38 @@ mod tests {
             let mut x = flat.clone();
             let touching = vec![true; 4];
             let fixed = vec![false; 4];
-            let s = lift_crushed_tets(&[o.clone()], 0.0, &elems, &touching, &fixed, barrier, &before, &mut x);
+            let s = lift_crushed_tets(
+                &[o.clone()],
+                0.0,
+                &elems,
+                &touching,
+                &fixed,
+                barrier,
+                &before,
+                &mut x,
+            );
             let v = signed_volume(&[x[0], x[1], x[2], x[3]]);
             assert!(s.lifts >= 1 && s.unresolved == 0, "{s:?}");
-            assert!((v - MIN_VOLUME_RATIO * elems.volume[0]).abs() < 1e-12, "{v}");
+            assert!(
+                (v - MIN_VOLUME_RATIO * elems.volume[0]).abs() < 1e-12,
+                "{v}"
+            );
             for p in &x {
                 assert!(o.proximity(0.0, p).distance >= -1e-12);
             }
         }
         // Nothing in contact: nothing moves.
         let mut x = flat.clone();
-        let s = lift_crushed_tets(&[o], 0.0, &elems, &[false; 4], &[false; 4], false, &x0, &mut x);
+        let s = lift_crushed_tets(
+            &[o],
+            0.0,
+            &elems,
+            &[false; 4],
+            &[false; 4],
+            false,
+            &x0,
+            &mut x,
+        );
         assert_eq!(s, LiftStats::default());
         assert_eq!(x, flat);
     }

@@ -17,7 +17,9 @@
 //! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
-use super::{check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepStats, WarmStart};
+use super::{
+    check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepStats, WarmStart,
+};
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
@@ -60,9 +62,7 @@ impl LinearizedBackwardEuler {
                 ..NewtonSettings::default()
             };
             // The settings are the defaults with this step's solver, which `new` validated.
-            BackwardEuler::new(body, settings)
-                .ok()
-                .map(Box::new)
+            BackwardEuler::new(body, settings).ok().map(Box::new)
         } else {
             None
         };

@@ -30,12 +30,12 @@
 //! kept rotations do not). Energies and stresses for output do not refresh frames: with
 //! `update_every = 1` they use each element's polar rotation of the given `x`.
 
+use super::hyperelastic::{add_pk1_derivative_blocks, Pk1Derivative};
+use super::invertible;
 use super::{
     add_rotated_linear_blocks, linear_energy_density, linear_stress, CorotationalSettings,
     ForceModel, Lame, RotationMethod,
 };
-use super::hyperelastic::{add_pk1_derivative_blocks, Pk1Derivative};
-use super::invertible;
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::{par, BlockCsr};

@@ -33,7 +33,11 @@ use nalgebra::{Matrix3, Vector3};
 pub fn signed_svd(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
     let svd = f.svd(true, true);
     let (Some(mut u), Some(v_t)) = (svd.u, svd.v_t) else {
-        return (Matrix3::identity(), Vector3::repeat(1.0), Matrix3::identity());
+        return (
+            Matrix3::identity(),
+            Vector3::repeat(1.0),
+            Matrix3::identity(),
+        );
     };
     let mut v = v_t.transpose();
     let mut s = svd.singular_values;
@@ -160,6 +164,9 @@ mod tests {
                 clamped += 1;
             }
         }
-        assert!(checked > 50 && clamped > 10, "{checked} exact, {clamped} clamped");
+        assert!(
+            checked > 50 && clamped > 10,
+            "{checked} exact, {clamped} clamped"
+        );
     }
 }
