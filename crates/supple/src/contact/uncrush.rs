@@ -89,7 +89,11 @@ pub fn lift_crushed_tets(
             let p = tet.map(|i| x[i as usize]);
             let v = signed_volume(&p);
             let target = target_of(e, x_before);
-            if !(v < target) || !(target > 0.0) {
+            // (A NaN volume or target is skipped.)
+            if v.partial_cmp(&target) != Some(std::cmp::Ordering::Less)
+                || target.is_nan()
+                || target <= 0.0
+            {
                 continue;
             }
             let grads = volume_gradients(&p);
@@ -169,7 +173,7 @@ mod tests {
             let touching = vec![true; 4];
             let fixed = vec![false; 4];
             let s = lift_crushed_tets(
-                &[o.clone()],
+                std::slice::from_ref(&o),
                 0.0,
                 &elems,
                 &touching,

@@ -64,7 +64,8 @@ impl StepStats {
         !self.solver_converged
             || (self.newton_iterations > 0
                 && !self.newton_converged
-                && !(self.newton_residual <= NEWTON_FAILED))
+                && self.newton_residual.partial_cmp(&NEWTON_FAILED)
+                    != Some(std::cmp::Ordering::Less))
     }
 
     /// Adds the statistics of another try or part of the same world step (the step

@@ -67,10 +67,10 @@ impl StepControl {
             );
         }
         let [lo, hi] = self.volume_range;
-        if !(lo >= 0.0 && lo < 1.0) {
+        if !(0.0..1.0).contains(&lo) {
             return bad("volume_range[0]", lo, "must be in [0, 1)");
         }
-        if !(hi > 1.0) {
+        if hi.is_nan() || hi <= 1.0 {
             return bad("volume_range[1]", hi, "must be above 1 (or inf)");
         }
         for (key, v) in [
