@@ -8,6 +8,7 @@ mod plots;
 mod record;
 mod render;
 mod run;
+mod stress;
 mod tube_drop;
 
 use anyhow::Result;
@@ -50,6 +51,9 @@ enum Experiment {
     /// Müller et al. 2002 §4.2: largest stable time step of the dropped tube per Young's
     /// modulus, warped and corotational against St.Venant–Kirchhoff.
     TubeDrop(tube_drop::TubeDropArgs),
+    /// Issue 12: models × impacts and crushing × time steps; writes table.md and runs.csv
+    /// (divergence, retries, inversion, energy gain, wall time per run).
+    Stress(stress::StressArgs),
 }
 
 /// Exit status of a run that diverged.
@@ -79,6 +83,7 @@ fn main() {
             hauth_forces::hauth_forces(args).map(|_| 0)
         }
         Command::Experiment(Experiment::TubeDrop(args)) => tube_drop::tube_drop(args).map(|_| 0),
+        Command::Experiment(Experiment::Stress(args)) => stress::stress(args).map(|()| 0),
     });
     match result {
         Ok(code) => std::process::exit(code),
