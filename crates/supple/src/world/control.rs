@@ -10,7 +10,7 @@
 //! - a body's state is unusable ([`Body::check_state`]: non-finite, exploded),
 //! - a body's total volume leaves `volume_range` × its rest volume (crushed flat, inside
 //!   out, or blown up — none of which the explosion test alone sees),
-//! - more than `max_inverted_share` of a body's tets are inverted,
+//! - more than `max_inverted_share` of a body's tets are inverted (off by default: 1),
 //! - a barrier model ([`crate::fem::ForceModel::needs_positive_volume`]) has an element at
 //!   volume ≤ 0 after the contact phase,
 //! - or a linear or Newton solve missed its tolerance (retried at most `unconverged_halvings`
@@ -48,7 +48,9 @@ impl Default for StepControl {
             max_halvings: 5,
             unconverged_halvings: 2,
             volume_range: [0.1, 10.0],
-            max_inverted_share: 0.25,
+            // Off: an inverted tet is not a failure by itself (the invertible corotational
+            // element recovers from it); a body turned inside out fails the volume range.
+            max_inverted_share: 1.0,
             max_unconverged_share: 0.1,
         }
     }
