@@ -57,7 +57,7 @@ fn run_writes_frames_metrics_and_summary() {
     let lines: Vec<_> = csv.lines().collect();
     assert_eq!(lines.len(), 12);
     assert!(lines[0]
-        .starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy"));
+        .starts_with("step,time,wall_ms_step,retried_steps,dt_min,bar.volume,bar.kinetic_energy,bar.elastic_energy"));
     assert!(lines[0].ends_with("tip.x,tip.y,tip.z"));
     let s = json(&out.join("summary.json"));
     assert_eq!(s["scene"], "bar");
@@ -245,7 +245,7 @@ fn run_leaves_pictures_and_render_redoes_them() {
         assert!(w >= 400 && h >= 300, "{plot}: {w}×{h}");
     }
     let csv = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
-    assert!(csv.starts_with("step,time,wall_ms_step,bar.volume,bar.kinetic_energy,bar.elastic_energy,bar.potential_energy,"));
+    assert!(csv.starts_with("step,time,wall_ms_step,retried_steps,dt_min,bar.volume,bar.kinetic_energy,bar.elastic_energy,bar.potential_energy,"));
     let vtu = std::fs::read_to_string(run.join("frames/frame_00010.vtu")).unwrap();
     assert!(vtu.contains(r#"Name="von_mises""#));
 
