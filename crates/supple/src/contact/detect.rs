@@ -63,6 +63,8 @@ pub(super) struct PassStats {
     pub broad_pairs: usize,
     pub broad_work: usize,
     pub pairs_tested: usize,
+    /// Continuous tests that reached their work bound (see [`ccd`]'s *Bounded work*).
+    pub bounded_out: usize,
     pub broad_s: f64,
     pub narrow_s: f64,
 }
@@ -73,7 +75,8 @@ pub(super) struct Detector {
     boxes: Vec<Aabb>,
     broad: BroadPhase,
     candidates: Vec<Candidate>,
-    results: Vec<Option<PairHit>>,
+    /// Each candidate's contact, and whether its test reached its work bound.
+    results: Vec<(Option<PairHit>, bool)>,
     /// The last pass's pairs that met, earliest first.
     pub hits: Vec<PairHit>,
 }
@@ -229,7 +232,9 @@ impl Detector {
             .map(|c| test(c, paths, surfaces, hermite, eta))
             .collect_into_vec(&mut self.results);
         self.hits.clear();
-        for h in self.results.iter().flatten() {
+        for (h, bounded_out) in &self.results {
+            stats.bounded_out += usize::from(*bounded_out);
+            let Some(h) = h else { continue };
             // The projection response only needs pairs that end closer than the thickness
             // (a leaving vertex, or one that went in and out, ends apart).
             if all_hits || gap(bodies, h) < thickness {
@@ -249,14 +254,15 @@ impl Detector {
 }
 
 /// The continuous test of one candidate (exact or Hermite/Bernstein), with the normal
-/// turned outward of the face's body when a vertex leaves through a face.
+/// turned outward of the face's body when a vertex leaves through a face, and whether the
+/// test reached its work bound (its contact is then the conservative one).
 fn test(
     c: &Candidate,
     paths: &Paths,
     surfaces: &[ContactSurface],
     hermite: bool,
     eta: f64,
-) -> Option<PairHit> {
+) -> (Option<PairHit>, bool) {
     let bodies = paths.bodies;
     let get = |r: VertexRef, src: u8| -> Vector3<f64> {
         let (b, v) = (r.0 as usize, r.1 as usize);
@@ -268,20 +274,24 @@ fn test(
         }
     };
     let four = |src: u8| c.vertices.map(|r| get(r, src));
-    let hit = match (hermite, c.opposite) {
-        (false, None) => ccd::vertex_face_exact(&four(0), &four(1), eta),
-        (false, Some(_)) => ccd::edge_edge_exact(&four(0), &four(1), eta),
-        (true, None) => ccd::vertex_face_hermite(&four(0), &four(2), &four(1), &four(3), paths.dt),
+    let outcome = match (hermite, c.opposite) {
+        (false, None) => ccd::vertex_face_exact_outcome(&four(0), &four(1), eta),
+        (false, Some(_)) => ccd::edge_edge_exact_outcome(&four(0), &four(1), eta),
+        (true, None) => {
+            ccd::vertex_face_hermite_outcome(&four(0), &four(2), &four(1), &four(3), paths.dt)
+        }
         (true, Some(o)) => {
             let six = |src: u8| {
                 let f = four(src);
                 let mid = |e: [VertexRef; 2]| 0.5 * (get(e[0], src) + get(e[1], src));
                 [f[0], f[1], f[2], f[3], mid(o[0]), mid(o[1])]
             };
-            ccd::edge_edge_hermite(&six(0), &six(2), &six(1), &six(3), paths.dt)
+            ccd::edge_edge_hermite_outcome(&six(0), &six(2), &six(1), &six(3), paths.dt)
         }
     };
-    let mut hit = hit?;
+    let Some(mut hit) = outcome.hit else {
+        return (None, outcome.bounded_out);
+    };
     let face = c.face;
     let fs = &surfaces[face.body as usize];
     let fx = &bodies[face.body as usize].x;
@@ -295,11 +305,12 @@ fn test(
         // A vertex leaving through a face started inside the body: push it out.
         hit.normal = -hit.normal;
     }
-    Some(PairHit {
+    let pair = PairHit {
         vertices: c.vertices,
         hit,
         entering,
-    })
+    };
+    (Some(pair), outcome.bounded_out)
 }
 
 /// The pair's gap `n · Σ w_k x_k` at the current end positions.

@@ -41,6 +41,13 @@ pub struct ContactStats {
     pub frozen: usize,
     /// Pairs still meeting after the fail-safe (only when both sides are immovable).
     pub unresolved: usize,
+    /// Searches stopped by a work bound, all passes: continuous tests that reached theirs
+    /// (such a pair is reported as meeting at the earliest time the test could not clear, so
+    /// the response moves it apart or the fail-safe returns its vertices to their start
+    /// positions; see `contact::ccd`, *Bounded work*), plus fail-safe loops that reached
+    /// theirs. 0 in a well-posed scene; a count here means some pairs were resolved
+    /// conservatively rather than exactly.
+    pub bounded_out: usize,
     /// Live contact springs (springs mode).
     pub springs: usize,
     /// Deepest penetration (m) the step produced before the response: obstacle depth of the
@@ -428,9 +435,16 @@ impl Contact {
             stats.response_s += t.elapsed().as_secs_f64();
         }
         // Fail-safe: every vertex of a pair that still meets goes back to x⁰ (where no pair
-        // met), and is immovable from then on. Each round freezes at least one more vertex
-        // or ends, so this terminates.
-        loop {
+        // met), and is immovable from then on. Each round freezes at least one more surface
+        // vertex or ends (a vertex is frozen once: it then sits at x⁰ with no inverse mass),
+        // so it ends within one round more than there are surface vertices; that count is
+        // also the loop's explicit bound.
+        let max_rounds = 1 + self
+            .surfaces
+            .iter()
+            .map(|s| s.vertices.len())
+            .sum::<usize>();
+        for _ in 0..max_rounds {
             self.detect(bodies, dt, stats, true);
             if self.hits.is_empty() {
                 return;
@@ -468,6 +482,8 @@ impl Contact {
                 return;
             }
         }
+        stats.bounded_out += 1;
+        stats.unresolved = self.hits.len();
     }
 
     /// Moves the pair's end positions apart along its normal until the gap is `delta`,
@@ -571,6 +587,7 @@ impl Contact {
         stats.broad_pairs = pass.broad_pairs;
         stats.broad_work += pass.broad_work;
         stats.pairs_tested += pass.pairs_tested;
+        stats.bounded_out += pass.bounded_out;
         stats.broad_s += pass.broad_s;
         stats.narrow_s += pass.narrow_s;
         std::mem::swap(&mut self.hits, &mut det.hits);

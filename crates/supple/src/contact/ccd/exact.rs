@@ -10,15 +10,30 @@
 //! ends where `|f|` is at rounding level are candidates too (grazing double roots, starting or
 //! ending in the plane). The candidates are visited in increasing time and the first one at
 //! which the feature distance is within `eta` is the contact.
+//!
+//! What counts as rounding noise is decided per Bernstein coefficient, from the sizes of the
+//! vectors in that coefficient's own triple products ([`coplanarity_noise`]). (A single
+//! tolerance `64 ε l³` from the longest edge vector `l` over the step made every coefficient
+//! "noise" as soon as one point moved far — an exploded body, or a body 10⁹ times larger than
+//! the other — so the pair went to the coplanar-throughout search with a Lipschitz constant of
+//! that far motion, whose resolution `10⁻¹⁰ size / lip` asked for ~10⁹ distance evaluations:
+//! issue 12's hang.) That search is also capped at [`MAX_EVALS`] evaluations; at the cap the
+//! pair is reported conservatively (see [`super::Outcome`]).
 
-use super::{all_finite, bernstein3, bisect3, make_hit, triple, Hit, Pair, V3};
+use super::{all_finite, bernstein3, bisect3, make_hit, triple, Hit, Outcome, Pair, V3};
 
-/// `|f|` below `F_REL_TOL · l³` (`l` the largest edge vector) is rounding noise.
+/// A coefficient below `F_REL_TOL` times the magnitude of its triple products is rounding
+/// noise (see [`coplanarity_noise`]).
 const F_REL_TOL: f64 = 64.0 * f64::EPSILON;
 /// Distances are compared with `eta + D_REL_TOL · size` (`size` the extent of the motion).
 const D_REL_TOL: f64 = 1e-10;
 /// Deepest bisection of the distance search when the points stay coplanar throughout.
 const MAX_DEPTH: usize = 60;
+/// Most distance evaluations of that search per pair. A search that needs more is one where
+/// the distance stays within `lip · width` of the threshold over a long stretch at a width
+/// near its resolution — relative motion far larger than the distance, for which the answer
+/// "they may meet from here on" is the only one worth the work.
+const MAX_EVALS: usize = 1024;
 
 /// Points: p0 the vertex, (p1,p2,p3) the triangle. Linear trajectories
 /// `p_k(s) = x0[k] + s (x1[k] − x0[k])`.
@@ -32,7 +47,15 @@ const MAX_DEPTH: usize = 60;
 /// distance that uses its Lipschitz bound (the largest relative speed of the two features'
 /// points), so even a brief visit is not missed (to 10⁻¹⁰ of the size).
 /// `None`: no contact, or non-finite input.
+///
+/// The work is bounded: a coplanar-throughout search that reaches its bound (1024 distance
+/// evaluations) returns a conservative contact at the earliest time it could not clear.
 pub fn vertex_face_exact(x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
+    earliest(Pair::VertexFace, x0, x1, eta).hit
+}
+
+/// [`vertex_face_exact`], telling whether the search reached its bound.
+pub(crate) fn vertex_face_exact_outcome(x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
     earliest(Pair::VertexFace, x0, x1, eta)
 }
 
@@ -41,6 +64,11 @@ pub fn vertex_face_exact(x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
 /// As [`vertex_face_exact`], with the segment–segment distance at the coplanarity times.
 /// Edges that stay parallel (hence coplanar) throughout are handled by the distance search.
 pub fn edge_edge_exact(x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
+    earliest(Pair::EdgeEdge, x0, x1, eta).hit
+}
+
+/// [`edge_edge_exact`], telling whether the search reached its bound.
+pub(crate) fn edge_edge_exact_outcome(x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
     earliest(Pair::EdgeEdge, x0, x1, eta)
 }
 
@@ -56,6 +84,24 @@ fn coplanarity_bernstein(a: &[V3; 3], b: &[V3; 3]) -> [f64; 4] {
             / 3.0,
         triple(&b[0], &b[1], &b[2]),
     ]
+}
+
+/// A bound on the rounding error of each coefficient of [`coplanarity_bernstein`]: the same
+/// blossom with every triple product `det(u, v, w)` replaced by `F_REL_TOL |u| |v| |w|` (a
+/// computed triple product is exact to a small multiple of `ε |u| |v| |w|`; Higham, *Accuracy
+/// and Stability of Numerical Algorithms*, 2nd ed., §3.1, with a wide margin). Non-negative
+/// Bernstein coefficients, so `bernstein3(noise, s)` bounds the noise of `f(s)` (each `f(s)` is
+/// a convex combination of the coefficients).
+fn coplanarity_noise(a: &[V3; 3], b: &[V3; 3]) -> [f64; 4] {
+    let na = a.map(|v| v.norm());
+    let nb = b.map(|v| v.norm());
+    [
+        na[0] * na[1] * na[2],
+        (nb[0] * na[1] * na[2] + na[0] * nb[1] * na[2] + na[0] * na[1] * nb[2]) / 3.0,
+        (na[0] * nb[1] * nb[2] + nb[0] * na[1] * nb[2] + nb[0] * nb[1] * na[2]) / 3.0,
+        nb[0] * nb[1] * nb[2],
+    ]
+    .map(|t| F_REL_TOL * t)
 }
 
 /// The roots in the open interval (0, 1) of the derivative of the cubic with Bernstein
@@ -105,9 +151,9 @@ fn lerp(a: &[V3; 4], b: &[V3; 4], s: f64) -> [V3; 4] {
 }
 
 /// The shared driver of [`vertex_face_exact`] and [`edge_edge_exact`].
-fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
+fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
     if !all_finite(x0) || !all_finite(x1) {
-        return None;
+        return Outcome::exact(None);
     }
     let eta = if eta > 0.0 { eta } else { 0.0 };
     // Everything relative to p0 at s = 0: translation invariance.
@@ -123,12 +169,8 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
 
     let ea: [V3; 3] = std::array::from_fn(|k| a[k + 1] - a[0]);
     let eb: [V3; 3] = std::array::from_fn(|k| b[k + 1] - b[0]);
-    let l = ea
-        .iter()
-        .chain(eb.iter())
-        .fold(0.0f64, |m, e| m.max(e.norm()));
-    let tol_f = F_REL_TOL * l * l * l;
     let c = coplanarity_bernstein(&ea, &eb);
+    let noise = coplanarity_noise(&ea, &eb);
 
     let hit_within = |s: f64, threshold: f64| -> Option<Hit> {
         let p = lerp(&a, &b, s);
@@ -137,7 +179,7 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
     };
     let hit_at = |s: f64| hit_within(s, threshold);
 
-    if c.iter().all(|ci| ci.abs() <= tol_f) {
+    if c.iter().zip(&noise).all(|(ci, ni)| ci.abs() <= *ni) {
         // Coplanar throughout: search the distance, Lipschitz with the largest relative speed
         // of a point of one feature and a point of the other.
         let (first, second) = match pair {
@@ -152,8 +194,14 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
         }
         let slack = D_REL_TOL * size;
         let dist = |s: f64| pair.closest(&lerp(&a, &b, s)).0;
-        return earliest_within(dist, lip, threshold, slack)
-            .and_then(|s| hit_within(s, threshold + slack));
+        return match earliest_within(dist, lip, threshold, slack) {
+            Search::Clear => Outcome::exact(None),
+            Search::Found(s) => Outcome::exact(hit_within(s, threshold + slack)),
+            Search::BoundedOut(s) => Outcome {
+                hit: hit_within(s, f64::INFINITY),
+                bounded_out: true,
+            },
+        };
     }
 
     // Breakpoints 0, critical points, 1: f is monotone between consecutive ones.
@@ -166,19 +214,30 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
         *f = bernstein3(&c, *s);
     }
     for j in 0..n_bp {
-        if fv[j].abs() <= tol_f {
+        if fv[j].abs() <= bernstein3(&noise, bp[j]) {
             if let Some(hit) = hit_at(bp[j]) {
-                return Some(hit);
+                return Outcome::exact(Some(hit));
             }
         }
         if j + 1 < n_bp && fv[j] * fv[j + 1] < 0.0 {
             let root = bisect3(&c, bp[j], bp[j + 1], fv[j]);
             if let Some(hit) = hit_at(root) {
-                return Some(hit);
+                return Outcome::exact(Some(hit));
             }
         }
     }
-    None
+    Outcome::exact(None)
+}
+
+/// What [`earliest_within`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Search {
+    /// No time within the threshold.
+    Clear,
+    /// The earliest time within `threshold + slack`.
+    Found(f64),
+    /// The work bound was reached; every time before this one was cleared.
+    BoundedOut(f64),
 }
 
 /// The earliest `s ∈ [0, 1]` with `dist(s) ≤ threshold + slack`, for a `dist` that is
@@ -187,31 +246,42 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Option<Hit> {
 /// `threshold`, and the first span kept at width `slack / lip` is the answer (its start `a`
 /// has `d(a) ≤ threshold + slack`). So no time with `dist ≤ threshold` is missed, and at most
 /// `log₂(lip / slack)` levels are visited.
-fn earliest_within(dist: impl Fn(f64) -> f64, lip: f64, threshold: f64, slack: f64) -> Option<f64> {
+///
+/// The number of spans visited is not bounded by the depth alone: where `dist` stays within
+/// `lip · w / 2` of the threshold, every span of width `w` survives, so a long stretch close
+/// to the threshold costs up to `lip / slack` evaluations. After [`MAX_EVALS`] evaluations (or
+/// at [`MAX_DEPTH`]) the search stops with [`Search::BoundedOut`] at the start of the span it
+/// is on: the spans to its left were all cleared, so that is the earliest possible contact.
+fn earliest_within(dist: impl Fn(f64) -> f64, lip: f64, threshold: f64, slack: f64) -> Search {
     let d0 = dist(0.0);
     if d0 <= threshold + slack {
-        return Some(0.0);
+        return Search::Found(0.0);
     }
     let min_width = if lip > 0.0 { slack / lip } else { 1.0 };
     // (a, b, d(a), d(b), depth)
     let mut stack = [(0.0, 1.0, d0, dist(1.0), 0usize); MAX_DEPTH + 2];
     let mut top = 1;
+    let mut evals = 2;
     while top > 0 {
         top -= 1;
         let (a, b, da, db, depth) = stack[top];
         if 0.5 * (da + db - lip * (b - a)) > threshold {
             continue;
         }
-        if b - a <= min_width || depth >= MAX_DEPTH || top + 2 > stack.len() {
-            return Some(a);
+        if b - a <= min_width {
+            return Search::Found(a);
+        }
+        if evals >= MAX_EVALS || depth >= MAX_DEPTH || top + 2 > stack.len() {
+            return Search::BoundedOut(a);
         }
         let m = 0.5 * (a + b);
         let dm = dist(m);
+        evals += 1;
         stack[top] = (m, b, dm, db, depth + 1);
         stack[top + 1] = (a, m, da, dm, depth + 1);
         top += 2;
     }
-    None
+    Search::Clear
 }
 
 #[cfg(test)]
@@ -265,22 +335,94 @@ mod tests {
         }
     }
 
+    /// Issue 12's hang: with one point of a pair at ~8.7e5 m, the old single tolerance
+    /// `64 ε l³` (l the longest edge vector) exceeded every coefficient of the coplanarity
+    /// cubic, so the pair went to the coplanar-throughout search with a Lipschitz constant of
+    /// ~8.7e5 and a resolution of 10⁻¹⁰, ~10⁹ distance evaluations. Per coefficient, the
+    /// cubic is far above its rounding noise; the root is found exactly.
+    #[test]
+    fn a_far_point_does_not_make_a_pair_coplanar_throughout() {
+        let (x0, x1, eta) = super::super::far_vertex_case();
+        let a: [V3; 4] = std::array::from_fn(|k| x0[k] - x0[0]);
+        let b: [V3; 4] = std::array::from_fn(|k| x1[k] - x0[0]);
+        let ea: [V3; 3] = std::array::from_fn(|k| a[k + 1] - a[0]);
+        let eb: [V3; 3] = std::array::from_fn(|k| b[k + 1] - b[0]);
+        let c = coplanarity_bernstein(&ea, &eb);
+        let noise = coplanarity_noise(&ea, &eb);
+        let l = ea.iter().chain(&eb).fold(0.0f64, |m, e| m.max(e.norm()));
+        assert!(
+            c.iter().all(|ci| ci.abs() <= F_REL_TOL * l * l * l),
+            "the old rule"
+        );
+        for (ci, ni) in c.iter().zip(&noise) {
+            assert!(ci.abs() > 1e3 * ni, "{c:?} {noise:?}");
+        }
+        let o = earliest(Pair::VertexFace, &x0, &x1, eta);
+        assert!(!o.bounded_out);
+        let t = o.hit.expect("the vertex crosses the face").t;
+        let (lo, hi) = super::super::FAR_VERTEX_ROOT;
+        assert!(lo <= t && t <= hi, "{t}");
+    }
+
+    /// A pair that stays coplanar while one point flies off, with the vertex a hair outside
+    /// the threshold for the whole step: the Lipschitz search cannot prune before its
+    /// resolution (~10⁹ spans). It stops at its bound and reports the pair at the earliest
+    /// time it could not clear, just after s = 0 (it cleared only the first few spans).
+    #[test]
+    fn a_coplanar_search_that_cannot_prune_stops_at_its_bound() {
+        let eta = 1e-3;
+        let far = 1e9;
+        // The size is 1e9, so threshold = eta + 0.1 and slack = 0.1.
+        let gap = eta + 0.1 + 0.2;
+        let x0 = [
+            V3::new(0.5, -gap, 0.0),
+            V3::new(0.0, 0.0, 0.0),
+            V3::new(1.0, 0.0, 0.0),
+            V3::new(0.0, 1.0, 0.0),
+        ];
+        let mut x1 = x0;
+        x1[3] = V3::new(0.0, far, 0.0);
+        let calls = std::cell::Cell::new(0usize);
+        let dist = |s: f64| {
+            calls.set(calls.get() + 1);
+            Pair::VertexFace.closest(&lerp(&x0, &x1, s)).0
+        };
+        let lip = far;
+        let slack = D_REL_TOL * far;
+        let Search::BoundedOut(a) = earliest_within(dist, lip, eta + slack, slack) else {
+            panic!("the search did not stop at its bound");
+        };
+        assert!((0.0..1e-6).contains(&a), "{a}");
+        assert!(calls.get() <= MAX_EVALS, "{}", calls.get());
+        let o = earliest(Pair::VertexFace, &x0, &x1, eta);
+        assert!(o.bounded_out);
+        let hit = o.hit.expect("a conservative contact");
+        assert!((0.0..1e-6).contains(&hit.t), "{hit:?}");
+        // Its normal points from the triangle towards where the vertex started (−y).
+        assert!(
+            (hit.normal - V3::new(0.0, -1.0, 0.0)).norm() < 1e-9,
+            "{hit:?}"
+        );
+    }
+
     #[test]
     fn earliest_within_finds_a_short_dip() {
         // |s − 0.5031| ≤ 0.001 first at s = 0.5021; Lipschitz constant 1.
         let dist = |s: f64| (s - 0.5031).abs();
-        let t = earliest_within(dist, 1.0, 0.001, 1e-12).unwrap();
+        let Search::Found(t) = earliest_within(dist, 1.0, 0.001, 1e-12) else {
+            panic!("not found");
+        };
         assert!(t <= 0.5021 && t > 0.5021 - 2e-12, "{t}");
         // a dip to 0.0005 above the threshold is not a contact
         let dip = |s: f64| 0.0015 + (s - 0.7).abs();
-        assert!(earliest_within(dip, 1.0, 0.001, 1e-12).is_none());
+        assert_eq!(earliest_within(dip, 1.0, 0.001, 1e-12), Search::Clear);
         // far apart and barely moving: two evaluations decide
         let calls = std::cell::Cell::new(0);
         let far = |s: f64| {
             calls.set(calls.get() + 1);
             1.0 + 0.01 * s
         };
-        assert!(earliest_within(far, 0.01, 0.001, 1e-12).is_none());
+        assert_eq!(earliest_within(far, 0.01, 0.001, 1e-12), Search::Clear);
         assert_eq!(calls.get(), 2);
     }
 }

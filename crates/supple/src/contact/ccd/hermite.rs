@@ -19,11 +19,22 @@
 //! positions are exact, while `g0..g2` of eq. 30 are quartic in time and their cubic
 //! interpolants are not. The contact ([`Hit::w`], [`Hit::normal`]) is computed from the same
 //! interpolated positions.
+//!
+//! Rounding noise is judged per Bernstein coefficient: each gets `G_REL_TOL` times the
+//! magnitude of the products it is made of ([`super::orientation_rate_magnitude`], combined as
+//! eq. 29 combines the values and rates), and De Casteljau halving carries those bounds along
+//! with the coefficients. (A single `G_REL_TOL l³` from the largest relative position or
+//! tangent `l` let one far point turn every coefficient into "noise".) The subdivision visits
+//! at most [`MAX_SPANS`] spans; at that bound the pair is reported conservatively at the start
+//! of the span it is on (see [`super::Outcome`]).
 
-use super::{all_finite, bernstein3, bisect3, make_hit, orientation_rate, Hit, Pair, V3};
+use super::{
+    all_finite, bernstein3, bisect3, make_hit, orientation_rate, orientation_rate_magnitude, Hit,
+    Outcome, Pair, V3,
+};
 
-/// Coefficients below `G_REL_TOL · l³` (`l` the largest relative position or tangent) are
-/// rounding noise of the coplanarity indicators (which have units of length³).
+/// A coefficient within `G_REL_TOL` times the magnitude of its products is rounding noise of
+/// the coplanarity indicators (which have units of length³).
 const G_REL_TOL: f64 = 1e-13;
 /// The inside tests accept signed distances down to `−INSIDE_REL_TOL · size`.
 const INSIDE_REL_TOL: f64 = 1e-10;
@@ -45,7 +56,8 @@ const NOISE_SAMPLES: usize = 16;
 /// `r_i = n × (u_{i+1} − u_i)` (i = 0, 1, 2: the vertex's projection lies in the triangle, to
 /// 10⁻¹⁰ of the configuration's size). A start in the plane counts as in the exact tests
 /// (see the [module docs](super)); when `g3` is zero to rounding over a span, the inside test
-/// is sampled at 17 times there. `None`: no contact, non-finite input or `dt < 0`.
+/// is sampled at 17 times there. `None`: no contact, non-finite input or `dt < 0`. At the
+/// work bound (4096 spans) a conservative contact at the start of the span reached.
 pub fn vertex_face_hermite(
     x0: &[V3; 4],
     v0: &[V3; 4],
@@ -53,17 +65,37 @@ pub fn vertex_face_hermite(
     v1: &[V3; 4],
     dt: f64,
 ) -> Option<Hit> {
-    let m = Motion::new(x0, v0, x1, v1, dt)?;
+    vertex_face_hermite_outcome(x0, v0, x1, v1, dt).hit
+}
+
+/// [`vertex_face_hermite`], telling whether the subdivision reached its bound.
+pub(crate) fn vertex_face_hermite_outcome(
+    x0: &[V3; 4],
+    v0: &[V3; 4],
+    x1: &[V3; 4],
+    v1: &[V3; 4],
+    dt: f64,
+) -> Outcome {
+    let Some(m) = Motion::new(x0, v0, x1, v1, dt) else {
+        return Outcome::exact(None);
+    };
     // eq. 30: g3 = n · (v − u0) = det(u1 − u0, u2 − u0, v − u0).
     let g3 = m.indicator(|p, r| {
         orientation_rate([&p[1], &p[2], &p[3], &p[0]], [&r[1], &r[2], &r[3], &r[0]])
     });
-    let tol = G_REL_TOL * m.shape.powi(3);
+    let noise = m.indicator_noise(|p, r| {
+        orientation_rate_magnitude([&p[1], &p[2], &p[3], &p[0]], [&r[1], &r[2], &r[3], &r[0]])
+    });
     let inside_tol = INSIDE_REL_TOL * m.size;
-    earliest_sign_change(&g3, tol, |s| {
-        let p = m.at(s);
-        vertex_in_prism(&p, inside_tol).then(|| m.hit(Pair::VertexFace, s, &p))
-    })
+    earliest_sign_change(
+        &g3,
+        &noise,
+        |s| {
+            let p = m.at(s);
+            vertex_in_prism(&p, inside_tol).then(|| m.hit(Pair::VertexFace, s, &p))
+        },
+        |s| m.hit(Pair::VertexFace, s, &m.at(s)),
+    )
 }
 
 /// Edge–edge indicators eq. 31. Points 0,1 edge a, 2,3 edge b, 4 = p (midpoint of the edge
@@ -79,7 +111,8 @@ pub fn vertex_face_hermite(
 /// paper, equal signs also encode that the two tets lie on opposite sides of the contact,
 /// i.e. the edges approach from outside each other's body; a crossing with `p` and `q` on
 /// the same side is not a contact here (the exact test reports it). `None`: no contact,
-/// non-finite input or `dt < 0`.
+/// non-finite input or `dt < 0`. At the work bound (4096 spans) a conservative contact at the
+/// start of the span reached.
 pub fn edge_edge_hermite(
     x0: &[V3; 6],
     v0: &[V3; 6],
@@ -87,16 +120,36 @@ pub fn edge_edge_hermite(
     v1: &[V3; 6],
     dt: f64,
 ) -> Option<Hit> {
-    let m = Motion::new(x0, v0, x1, v1, dt)?;
+    edge_edge_hermite_outcome(x0, v0, x1, v1, dt).hit
+}
+
+/// [`edge_edge_hermite`], telling whether the subdivision reached its bound.
+pub(crate) fn edge_edge_hermite_outcome(
+    x0: &[V3; 6],
+    v0: &[V3; 6],
+    x1: &[V3; 6],
+    v1: &[V3; 6],
+    dt: f64,
+) -> Outcome {
+    let Some(m) = Motion::new(x0, v0, x1, v1, dt) else {
+        return Outcome::exact(None);
+    };
     let g4 = m.indicator(|p, r| {
         orientation_rate([&p[0], &p[1], &p[2], &p[3]], [&r[0], &r[1], &r[2], &r[3]])
     });
-    let tol = G_REL_TOL * m.shape.powi(3);
+    let noise = m.indicator_noise(|p, r| {
+        orientation_rate_magnitude([&p[0], &p[1], &p[2], &p[3]], [&r[0], &r[1], &r[2], &r[3]])
+    });
     let inside_tol = INSIDE_REL_TOL * m.size;
-    earliest_sign_change(&g4, tol, |s| {
-        let p = m.at(s);
-        edges_straddle(&p, inside_tol).then(|| m.hit(Pair::EdgeEdge, s, &p))
-    })
+    earliest_sign_change(
+        &g4,
+        &noise,
+        |s| {
+            let p = m.at(s);
+            edges_straddle(&p, inside_tol).then(|| m.hit(Pair::EdgeEdge, s, &p))
+        },
+        |s| m.hit(Pair::EdgeEdge, s, &m.at(s)),
+    )
 }
 
 /// Eq. 30 `g0..g2 ≥ −tol` (as signed distances) for `p = [v, u0, u1, u2]`.
@@ -138,9 +191,6 @@ struct Motion<const N: usize> {
     t1: [V3; N],
     /// Largest norm of the relative positions and tangents (the rounding scale of positions).
     size: f64,
-    /// Largest norm of the vectors from point 0 to the others, at both ends, and of their
-    /// tangents (the length scale of the indicators).
-    shape: f64,
 }
 
 impl<const N: usize> Motion<N> {
@@ -158,20 +208,17 @@ impl<const N: usize> Motion<N> {
             t0: std::array::from_fn(|k| dt * v0[k]),
             t1: std::array::from_fn(|k| dt * v1[k]),
             size: 0.0,
-            shape: 0.0,
         };
         let mut size = 0.0f64;
-        let mut shape = 0.0f64;
         for set in [&m.x0, &m.x1, &m.t0, &m.t1] {
             for v in set.iter() {
                 size = size.max(v.norm());
-                shape = shape.max((v - set[0]).norm());
             }
         }
         if !size.is_finite() {
             return None;
         }
-        Some(Motion { size, shape, ..m })
+        Some(Motion { size, ..m })
     }
 
     /// Positions at `s ∈ [0, 1]`: Bézier form of the Hermite curve, control points
@@ -197,6 +244,15 @@ impl<const N: usize> Motion<N> {
         [ga, ga + dga / 3.0, gb - dgb / 3.0, gb]
     }
 
+    /// Rounding bounds of the coefficients of [`Self::indicator`], from `g_mag(p, r)`: bounds
+    /// on the magnitudes of the products making up `g` and its rate (eq. 29's combination, with
+    /// the rate's term added in absolute value), times `G_REL_TOL`.
+    fn indicator_noise(&self, g_mag: impl Fn(&[V3; N], &[V3; N]) -> (f64, f64)) -> [f64; 4] {
+        let (ga, dga) = g_mag(&self.x0, &self.t0);
+        let (gb, dgb) = g_mag(&self.x1, &self.t1);
+        [ga, ga + dga / 3.0, gb + dgb / 3.0, gb].map(|t| G_REL_TOL * t)
+    }
+
     /// The contact at time `s` from the positions `p` there (points 0..4 form the pair).
     fn hit(&self, pair: Pair, s: f64, p: &[V3; N]) -> Hit {
         let first4 = |x: &[V3; N]| -> [V3; 4] { std::array::from_fn(|k| x[k]) };
@@ -214,12 +270,15 @@ impl<const N: usize> Motion<N> {
     }
 }
 
-/// One span of the subdivision: `[lo, hi]` and the Bernstein coefficients there.
+/// One span of the subdivision: `[lo, hi]`, the Bernstein coefficients there and their
+/// rounding bounds (halved alongside: the coefficients of a half are convex combinations of
+/// the whole's, so the same combinations of the bounds bound their errors).
 #[derive(Clone, Copy)]
 struct Span {
     lo: f64,
     hi: f64,
     c: [f64; 4],
+    noise: [f64; 4],
     depth: usize,
 }
 
@@ -255,22 +314,27 @@ fn halve(c: &[f64; 4]) -> ([f64; 4], [f64; 4]) {
 /// `accept` makes of one. Candidates: `s = 0` when `|c0| ≤ tol`; each isolated root, rounded
 /// down; exact zeros at span ends (at the end of the earlier span only, so each is visited
 /// once); the midpoints of spans still mixed at [`MAX_DEPTH`]
-/// (grazing within rounding); [`NOISE_SAMPLES`]` + 1` times across spans where all
-/// coefficients are within `tol`; and `s = 1` when `|c3| ≤ tol`.
+/// (grazing within rounding); [`NOISE_SAMPLES`]` + 1` times across spans where every
+/// coefficient is within its rounding bound `noise`; and `s = 1` when `|c3| ≤ noise3`. After
+/// [`MAX_SPANS`] spans, the conservative contact `bounded(lo)` at the start `lo` of the span
+/// reached (every earlier span was settled: the search is left first).
 fn earliest_sign_change(
     c: &[f64; 4],
-    tol: f64,
+    noise: &[f64; 4],
     mut accept: impl FnMut(f64) -> Option<Hit>,
-) -> Option<Hit> {
-    if c[0].abs() <= tol {
+    bounded: impl Fn(f64) -> Hit,
+) -> Outcome {
+    let found = |hit| Outcome::exact(Some(hit));
+    if c[0].abs() <= noise[0] {
         if let Some(hit) = accept(0.0) {
-            return Some(hit);
+            return found(hit);
         }
     }
     let root = Span {
         lo: 0.0,
         hi: 1.0,
         c: *c,
+        noise: *noise,
         depth: 0,
     };
     let mut stack = [root; MAX_DEPTH + 2];
@@ -281,14 +345,17 @@ fn earliest_sign_change(
         let sp = stack[top];
         visited += 1;
         if visited > MAX_SPANS {
-            return None;
+            return Outcome {
+                hit: Some(bounded(sp.lo)),
+                bounded_out: true,
+            };
         }
         let width = sp.hi - sp.lo;
-        if sp.c.iter().all(|ci| ci.abs() <= tol) {
+        if sp.c.iter().zip(&sp.noise).all(|(ci, ni)| ci.abs() <= *ni) {
             for i in 0..=NOISE_SAMPLES {
                 let s = sp.lo + width * (i as f64 / NOISE_SAMPLES as f64);
                 if let Some(hit) = accept(s) {
-                    return Some(hit);
+                    return found(hit);
                 }
             }
             continue;
@@ -297,18 +364,21 @@ fn earliest_sign_change(
         let leaf = v <= 1 || sp.depth >= MAX_DEPTH || top + 2 > stack.len();
         if !leaf {
             let (left, right) = halve(&sp.c);
+            let (noise_left, noise_right) = halve(&sp.noise);
             let mid = sp.lo + 0.5 * width;
             let depth = sp.depth + 1;
             stack[top] = Span {
                 lo: mid,
                 hi: sp.hi,
                 c: right,
+                noise: noise_right,
                 depth,
             };
             stack[top + 1] = Span {
                 lo: sp.lo,
                 hi: mid,
                 c: left,
+                noise: noise_left,
                 depth,
             };
             top += 2;
@@ -324,24 +394,43 @@ fn earliest_sign_change(
             None
         };
         if let Some(hit) = candidate.and_then(&mut accept) {
-            return Some(hit);
+            return found(hit);
         }
         if sp.c[3] == 0.0 && sp.hi < 1.0 {
             if let Some(hit) = accept(sp.hi) {
-                return Some(hit);
+                return found(hit);
             }
         }
     }
-    if c[3].abs() <= tol {
-        return accept(1.0);
+    if c[3].abs() <= noise[3] {
+        return Outcome::exact(accept(1.0));
     }
-    None
+    Outcome::exact(None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::bernstein3;
     use super::*;
+
+    /// Issue 12's exploded-bar pair ([`super::super::far_vertex_case`]) on linear motion
+    /// (velocities `(x1 − x0) / dt` at both ends, so the Hermite paths are the linear ones).
+    /// The old single tolerance `G_REL_TOL l³` (l ≈ 8.7e5 m) exceeded every coefficient, so
+    /// the whole step counted as "zero to rounding" and only 17 samples of the inside test
+    /// were looked at. Per coefficient, the sign change is isolated and the contact is the
+    /// exact test's, to the rounding of this badly conditioned indicator (based at the far
+    /// vertex, its products reach 10¹⁷ m³ around a value of 10³ m³).
+    #[test]
+    fn a_far_point_does_not_hide_the_sign_change() {
+        let (x0, x1, _) = super::super::far_vertex_case();
+        let dt = 0.002;
+        let v: [V3; 4] = std::array::from_fn(|k| (x1[k] - x0[k]) / dt);
+        let o = vertex_face_hermite_outcome(&x0, &v, &x1, &v, dt);
+        assert!(!o.bounded_out);
+        let t = o.hit.expect("the vertex crosses the face").t;
+        let (lo, hi) = super::super::FAR_VERTEX_ROOT;
+        assert!(lo - 1e-3 <= t && t <= hi + 1e-3, "{t}");
+    }
 
     #[test]
     fn visits_roots_in_order_and_finds_each() {
@@ -352,12 +441,17 @@ mod tests {
         let c = [bl([0.0; 3]), sym1, sym2, bl([1.0; 3])];
         let mut seen = [0.0; 3];
         let mut n = 0;
-        let none = earliest_sign_change(&c, 1e-15, |s| {
-            seen[n] = s;
-            n += 1;
-            None
-        });
-        assert!(none.is_none());
+        let none = earliest_sign_change(
+            &c,
+            &[1e-15; 4],
+            |s| {
+                seen[n] = s;
+                n += 1;
+                None
+            },
+            |_| unreachable!("a cubic needs few spans"),
+        );
+        assert_eq!(none, Outcome::exact(None));
         assert_eq!(n, 3);
         for (s, r) in seen.iter().zip([0.25, 0.5, 0.75]) {
             assert!((s - r).abs() < 1e-14, "{seen:?}");
@@ -371,10 +465,15 @@ mod tests {
         let c = [1.0, -0.1, 0.3, 0.5];
         assert!((0..=1000).all(|i| bernstein3(&c, i as f64 / 1000.0) > 0.0));
         let mut calls = 0;
-        earliest_sign_change(&c, 1e-15, |_| {
-            calls += 1;
-            None
-        });
+        earliest_sign_change(
+            &c,
+            &[1e-15; 4],
+            |_| {
+                calls += 1;
+                None
+            },
+            |_| unreachable!("a cubic needs few spans"),
+        );
         assert_eq!(calls, 0);
         // (s − a)², a tangency at a: the quadratic's coefficients [a², −a(1−a), (1−a)²],
         // degree-elevated to three.
@@ -391,10 +490,15 @@ mod tests {
             assert!((bernstein3(&sq, s) - (s - a) * (s - a)).abs() < 1e-15);
         }
         let mut first = None;
-        earliest_sign_change(&sq, 1e-15, |s| {
-            first.get_or_insert(s);
-            None
-        });
+        earliest_sign_change(
+            &sq,
+            &[1e-15; 4],
+            |s| {
+                first.get_or_insert(s);
+                None
+            },
+            |_| unreachable!("a cubic needs few spans"),
+        );
         assert!((first.unwrap() - a).abs() < 1e-6, "{first:?}");
     }
 }

@@ -34,6 +34,17 @@
 //! times at 1 m and at 1 cm, and computations are done relative to one of the points, so the
 //! answer does not depend on where the pair is. Non-finite input gives `None`. Nothing here
 //! allocates.
+//!
+//! # Bounded work
+//!
+//! Every search here has a fixed bound on its work (bisection steps, De Casteljau spans,
+//! distance evaluations), whatever the input: a pair whose points move far relative to their
+//! distances (an exploded body, a body a billion times larger than the other) cannot stall a
+//! step. A search that reaches its bound has not ruled contact out after the last time it
+//! cleared, so it reports the pair conservatively as meeting there, and the pipeline counts
+//! it in [`ContactStats::bounded_out`](crate::contact::ContactStats::bounded_out); its
+//! response then pushes the pair apart or, failing that, returns its vertices to their
+//! start-of-step positions (`contact::pipeline`'s fail-safe).
 
 mod distance;
 mod exact;
@@ -41,7 +52,9 @@ mod hermite;
 
 pub use distance::{point_segment, point_triangle, segment_segment};
 pub use exact::{edge_edge_exact, vertex_face_exact};
+pub(crate) use exact::{edge_edge_exact_outcome, vertex_face_exact_outcome};
 pub use hermite::{edge_edge_hermite, vertex_face_hermite};
+pub(crate) use hermite::{edge_edge_hermite_outcome, vertex_face_hermite_outcome};
 
 use nalgebra::Vector3;
 
@@ -63,6 +76,25 @@ pub struct Hit {
     /// triangle), edge–edge [1−s, s, −(1−u), −u] (s on edge (p0,p1), u on edge (p2,p3)).
     /// Σ w = 0, so the gap does not depend on the origin.
     pub w: [f64; 4],
+}
+
+/// A continuous test's answer, and whether its search reached its work bound (see the
+/// module docs, *Bounded work*). When `bounded_out`, `hit` is the conservative contact at
+/// the earliest time the search could not clear (all earlier times were shown contact-free),
+/// with the weights and normal of the closest points there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Outcome {
+    pub hit: Option<Hit>,
+    pub bounded_out: bool,
+}
+
+impl Outcome {
+    pub(crate) fn exact(hit: Option<Hit>) -> Self {
+        Self {
+            hit,
+            bounded_out: false,
+        }
+    }
 }
 
 /// The two kinds of primitive pairs; both use the point order of [`Hit::w`].
@@ -197,6 +229,28 @@ pub(crate) fn orientation_rate(p: [&V3; 4], r: [&V3; 4]) -> (f64, f64) {
     (value, rate)
 }
 
+/// Bounds on the magnitudes that enter [`orientation_rate`]'s value and rate, for rounding
+/// tolerances: `|e1| |e2| |e3|` and `|d1| |e2| |e3| + |e1| |d2| |e3| + |e1| |e2| |d3|`
+/// (`|a · (b × c)| ≤ |a| |b| |c|`, and the rounding error of a computed triple product is a
+/// small multiple of ε times that product; Higham, *Accuracy and Stability of Numerical
+/// Algorithms*, 2nd ed., §3.1). Each term is the size of what is actually multiplied, so one
+/// point far from the others does not inflate the tolerance of products that do not use it.
+pub(crate) fn orientation_rate_magnitude(p: [&V3; 4], r: [&V3; 4]) -> (f64, f64) {
+    let e = [
+        (p[1] - p[0]).norm(),
+        (p[2] - p[0]).norm(),
+        (p[3] - p[0]).norm(),
+    ];
+    let d = [
+        (r[1] - r[0]).norm(),
+        (r[2] - r[0]).norm(),
+        (r[3] - r[0]).norm(),
+    ];
+    let value = e[0] * e[1] * e[2];
+    let rate = d[0] * e[1] * e[2] + e[0] * d[1] * e[2] + e[0] * e[1] * d[2];
+    (value, rate)
+}
+
 /// The value at `s ∈ [0, 1]` of the cubic with Bernstein coefficients `c`
 /// (`Σ c_i C(3,i) s^i (1−s)^(3−i)`), by De Casteljau's algorithm; scalar or vector
 /// coefficients (the Hermite paths of points use it too).
@@ -238,6 +292,42 @@ pub(crate) fn bisect3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64) -> f64 
     }
     lo
 }
+
+/// Issue 12's self-fold with a 1 m rod: a vertex–face pair of the exploded bar, captured from
+/// the hung run (step 2, `dt` = 2 ms, `eta` = 2.845e-5 m). The triangle's first vertex flies to
+/// ~8.7e5 m; the others stay within 0.1 m. `(x0, x1, eta)`, points in [`Hit::w`] order.
+#[cfg(test)]
+pub(crate) fn far_vertex_case() -> ([V3; 4], [V3; 4], f64) {
+    let v = V3::new;
+    let far = v(-158394.14692703102, 224776.72364206993, -829637.251849688);
+    let x0 = [
+        v(-0.8770642084092999, 0.48037316894254123, -0.005),
+        v(-0.8570708359907139, 0.5151985854769882, -0.005),
+        v(-0.8521608181663338, 0.5232800399407506, 0.005),
+        v(-0.9268399488847062, 0.37545669599804093, -0.005),
+    ];
+    let x1 = [
+        v(
+            -0.8986394143439693,
+            0.4489243271008123,
+            0.0004934311529640376,
+        ),
+        far,
+        v(
+            -0.7753285095133421,
+            0.6712488833025677,
+            -0.023449268768369693,
+        ),
+        v(-0.8870413798551298, 0.4939109876639331, 0.01592607395364552),
+    ];
+    (x0, x1, 2.845177968644235e-5)
+}
+
+/// The coplanarity sign change of [`far_vertex_case`], from the determinant on the linear
+/// paths sampled at 2·10⁶ steps (the only one in [0, 1]; the distance there is 3.7e-9 m):
+/// between these two sample times.
+#[cfg(test)]
+pub(crate) const FAR_VERTEX_ROOT: (f64, f64) = (0.334325, 0.3343255);
 
 #[cfg(test)]
 mod tests {
