@@ -19,6 +19,7 @@ use super::projection::{project_obstacles, ObstacleStats};
 use super::rounded::push_triangles_out;
 use super::springs::{ContactSprings, Spring};
 use super::surface::ContactSurface;
+use super::uncrush::{lift_body, LiftStats};
 use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
 use nalgebra::Vector3;
@@ -48,6 +49,11 @@ pub struct ContactStats {
     /// theirs. 0 in a well-posed scene; a count here means some pairs were resolved
     /// conservatively rather than exactly.
     pub bounded_out: usize,
+    /// Vertices lifted so that no tet in contact is left flat or inverted by the obstacle
+    /// projection, and tets still below their target volume after the bounded sweeps (see
+    /// [`super::uncrush`]).
+    pub lifts: usize,
+    pub crushed: usize,
     /// Live contact springs (springs mode).
     pub springs: usize,
     /// Deepest penetration (m) the step produced before the response: obstacle depth of the
@@ -71,6 +77,8 @@ pub struct Contact {
     detector: Option<Detector>,
     /// Vertices the last projection pass moved (the next pass tests only their pairs).
     moved: Vec<Vec<bool>>,
+    /// Vertices the obstacle projection moved or held this step (for [`lift_body`]).
+    touching: Vec<Vec<bool>>,
     x0: Vec<Vec<Vector3<f64>>>,
     v0: Vec<Vec<Vector3<f64>>>,
     /// Positions before the surface response (to update velocities).
@@ -82,6 +90,8 @@ pub struct Contact {
     v_hold: Vec<Vec<Vector3<f64>>>,
     /// Obstacle statistics of the first solve of a held step.
     hold_stats: Vec<ObstacleStats>,
+    /// Lifts applied to the held positions of a held step.
+    hold_lifts: Vec<LiftStats>,
     hits: Vec<PairHit>,
     springs: ContactSprings,
     spring_p: Vec<Vector3<f64>>,
@@ -151,11 +161,13 @@ impl Contact {
             ..ContactStats::default()
         };
         let moved = bodies.iter().map(|b| vec![false; b.n_vertices()]).collect();
+        let touching = bodies.iter().map(|b| vec![false; b.n_vertices()]).collect();
         Ok(Self {
             settings,
             surfaces,
             detector,
             moved,
+            touching,
             x0,
             v0,
             x_before,
@@ -163,6 +175,7 @@ impl Contact {
             held,
             v_hold,
             hold_stats: vec![ObstacleStats::default(); bodies.len()],
+            hold_lifts: vec![LiftStats::default(); bodies.len()],
             hits: Vec::new(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
@@ -270,11 +283,25 @@ impl Contact {
         }
         body.x.copy_from_slice(&self.x0[b]);
         body.v.copy_from_slice(&self.v0[b]);
+        let touching = &mut self.touching[b];
+        touching.fill(false);
         for &i in &self.held[b] {
             let i = i as usize;
             body.x[i] = x1[i];
             body.v[i] = Vector3::zeros();
-            body.fixed[i] = true;
+            touching[i] = true;
+        }
+        // The held positions must not start the solve from a flat or inverted tet.
+        let lift = lift_body(
+            &self.settings.obstacles,
+            t0 + dt,
+            body,
+            touching,
+            &self.x0[b],
+        );
+        self.hold_lifts[b] = lift;
+        for &i in &self.held[b] {
+            body.fixed[i as usize] = true;
         }
         true
     }
@@ -317,6 +344,24 @@ impl Contact {
                 &mut body.v,
                 self.settings.skin,
             );
+            // No tet in contact is left flat or inverted by the projection.
+            let touching = &mut self.touching[b];
+            for (t, (x, xb)) in touching
+                .iter_mut()
+                .zip(body.x.iter().zip(&self.x_before[b]))
+            {
+                *t = x != xb;
+            }
+            let lift = lift_body(
+                &self.settings.obstacles,
+                t0 + dt,
+                body,
+                touching,
+                &self.x_before[b],
+            );
+            let held_lift = std::mem::take(&mut self.hold_lifts[b]);
+            stats.lifts += lift.lifts + held_lift.lifts;
+            stats.crushed += lift.unresolved;
             // Faces poking into spheres and capsules (the vertices are already out).
             let (faces, face_depth) = push_triangles_out(
                 &self.settings.obstacles,

@@ -24,6 +24,7 @@
 //! height, and giving it a velocity would add kinetic energy at every contact step.
 
 use super::obstacle::Obstacle;
+use crate::body::Body;
 use crate::fem::ElementSet;
 use crate::mesh::signed_volume;
 use nalgebra::Vector3;
@@ -126,6 +127,21 @@ pub fn lift_crushed_tets(
         }
     }
     stats
+}
+
+/// [`lift_crushed_tets`] on `body`'s own tets, fixed vertices, model and positions.
+pub fn lift_body(
+    obstacles: &[Obstacle],
+    t: f64,
+    body: &mut Body,
+    touching: &[bool],
+    x_before: &[Vector3<f64>],
+) -> LiftStats {
+    let barrier = body.model.needs_positive_volume();
+    let Body {
+        elems, fixed, x, ..
+    } = body;
+    lift_crushed_tets(obstacles, t, elems, touching, fixed, barrier, x_before, x)
 }
 
 /// The outward normal of the obstacle nearest to `p` (smallest signed distance).
