@@ -39,6 +39,7 @@ pub(super) struct StepControlSection {
     pub(super) volume_range: Option<[f64; 2]>,
     pub(super) max_inverted_share: Option<f64>,
     pub(super) max_unconverged_share: Option<f64>,
+    pub(super) contact_splits: Option<u32>,
 }
 
 pub(super) fn default_gravity() -> [f64; 3] {

@@ -282,6 +282,7 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
         max_unconverged_share: section
             .max_unconverged_share
             .unwrap_or(d.max_unconverged_share),
+        contact_splits: section.contact_splits.unwrap_or(d.contact_splits),
     };
     control.validate().map_err(|e| e.to_string())?;
     Ok(control)

@@ -11,6 +11,7 @@
 pub mod broad;
 pub mod ccd;
 mod detect;
+pub mod impact_time;
 pub mod obstacle;
 pub mod path;
 mod pipeline;

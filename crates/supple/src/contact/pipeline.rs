@@ -15,6 +15,7 @@
 
 pub use super::detect::PairHit;
 use super::detect::{gap, Detector, PassStats, Paths};
+use super::impact_time::{impact_fraction, SPLIT_GAP};
 use super::projection::{project_obstacles, ObstacleStats};
 use super::rounded::push_triangles_out;
 use super::springs::{ContactSprings, Spring};
@@ -90,6 +91,9 @@ pub struct Contact {
     v_hold: Vec<Vec<Vector3<f64>>>,
     /// Obstacle statistics of the first solve of a held step.
     hold_stats: Vec<ObstacleStats>,
+    /// Where in the step the held contacts began, when a split there is worth it
+    /// ([`super::impact_time`]).
+    split: Vec<Option<f64>>,
     /// Lifts applied to the held positions of a held step.
     hold_lifts: Vec<LiftStats>,
     hits: Vec<PairHit>,
@@ -175,6 +179,7 @@ impl Contact {
             held,
             v_hold,
             hold_stats: vec![ObstacleStats::default(); bodies.len()],
+            split: vec![None; bodies.len()],
             hold_lifts: vec![LiftStats::default(); bodies.len()],
             hits: Vec::new(),
             springs: ContactSprings::default(),
@@ -263,6 +268,7 @@ impl Contact {
     pub fn hold_obstacle_contacts(&mut self, b: usize, body: &mut Body, t0: f64, dt: f64) -> bool {
         self.held[b].clear();
         self.hold_stats[b] = ObstacleStats::default();
+        self.split[b] = None;
         if !self.settings.hold_contacts || self.settings.obstacles.is_empty() {
             return false;
         }
@@ -291,6 +297,16 @@ impl Contact {
         if self.held[b].is_empty() {
             return false;
         }
+        self.split[b] = impact_fraction(
+            &self.settings.obstacles,
+            t0,
+            dt,
+            self.settings.skin,
+            &self.held[b],
+            &self.x0[b],
+            &body.x,
+            SPLIT_GAP * self.surfaces[b].mean_edge,
+        );
         body.x.copy_from_slice(&self.x0[b]);
         body.v.copy_from_slice(&self.v0[b]);
         let touching = &mut self.touching[b];
@@ -314,6 +330,15 @@ impl Contact {
             body.fixed[i as usize] = true;
         }
         true
+    }
+
+    /// After [`hold_obstacle_contacts`](Self::hold_obstacle_contacts) held body `b`'s
+    /// contacts: the fraction of the step at which the earliest of them began, if one began
+    /// far enough from the obstacle (a quarter of the mean surface edge) that holding it for
+    /// the whole step would leave it visibly short; the world may then take the step in two
+    /// parts split there ([`super::impact_time`]).
+    pub fn impact_split(&self, b: usize) -> Option<f64> {
+        self.split.get(b).copied().flatten()
     }
 
     /// Ends a hold: the held vertices are free again and move on with their projected
