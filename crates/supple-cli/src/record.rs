@@ -296,6 +296,7 @@ impl Recorder {
                 world.dt
             },
             unconverged_steps: totals.unconverged_steps,
+            contact_splits: totals.contact_splits,
             wall_ms_per_step_median: median(&self.wall_ms),
             wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
             threads: rayon::current_num_threads(),
@@ -405,6 +406,9 @@ pub struct Summary {
     pub retries: usize,
     pub dt_min: f64,
     pub unconverged_steps: usize,
+    /// Steps split at the start of an obstacle contact (`[step_control] contact_splits`),
+    /// summed over the run.
+    pub contact_splits: usize,
     pub wall_ms_per_step_median: f64,
     pub wall_ms_per_step_min: f64,
     pub threads: usize,

@@ -43,7 +43,8 @@ pub struct StepControl {
     /// A step whose obstacle contact began well inside it (see
     /// [`crate::contact::impact_time`]) is taken in two parts, free until the contact and held
     /// after it, at most this many splits deep (0: never; one-step implicit integrators with
-    /// `hold_contacts` only). Each level costs one more solve on the steps that need it.
+    /// `hold_contacts` only). Splits and halvings share the depth `max_halvings`, so no more
+    /// than that many take effect. Each level costs one more solve on the steps that need it.
     pub contact_splits: u32,
 }
 
@@ -67,11 +68,11 @@ impl StepControl {
     /// a volume range that does not contain 1, shares outside `[0, 1]`.
     pub fn validate(&self) -> Result<(), WorldError> {
         let bad = |key, value, reason| Err(WorldError::StepControl { key, value, reason });
-        if self.contact_splits > self.max_halvings {
+        if self.contact_splits > 20 {
             return bad(
                 "contact_splits",
                 f64::from(self.contact_splits),
-                "must be at most max_halvings",
+                "must be at most 20",
             );
         }
         if self.max_halvings > 20 {
