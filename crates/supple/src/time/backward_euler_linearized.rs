@@ -132,6 +132,8 @@ impl Integrator for LinearizedBackwardEuler {
             x,
             v,
             anchors,
+            loads,
+            constraints,
             ..
         } = body;
         model.update_frames(elems, x);
@@ -140,9 +142,14 @@ impl Integrator for LinearizedBackwardEuler {
         if anchors.enabled() {
             anchors.add_forces(x, &mut self.force);
         }
+        loads.add_forces(x, &mut self.force);
         let t1 = Instant::now();
 
-        let constant = model.tangent_is_constant() && viscosity.is_none() && !anchors.enabled();
+        let constant = model.tangent_is_constant()
+            && viscosity.is_none()
+            && !anchors.enabled()
+            && !loads.has_follower()
+            && !(constraints.any_partial() && constraints.any_release());
         let changed = !(constant && self.assembled_for == Some(h));
         if changed {
             // (1 + hα) M + h D_visc + (hβ + h²) K, as System::assemble(1, h, h²).
@@ -153,6 +160,8 @@ impl Integrator for LinearizedBackwardEuler {
             }
             mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
             anchors.add_to(&mut self.a, h * h);
+            loads.add_tangent(x, h * h, true, &mut self.a);
+            constraints.filter_matrix(&mut self.a);
             self.assembled_for = constant.then_some(h);
         }
         let t2 = Instant::now();
@@ -177,6 +186,8 @@ impl Integrator for LinearizedBackwardEuler {
                 *vn = Vector3::zeros();
             }
         }
+        constraints.project(&mut self.rhs);
+        constraints.project(&mut self.v_new);
         let stats = self
             .solver
             .solve(&self.a, changed, &self.rhs, fixed, &mut self.v_new);

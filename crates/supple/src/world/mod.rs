@@ -218,6 +218,7 @@ impl World {
             .zip(&mut self.last_stats)
             .enumerate()
         {
+            body.set_time(t0 + h);
             body.model.begin_step();
             let mut stats = integrator
                 .step(body, h, &self.gravity)
