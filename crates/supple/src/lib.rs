@@ -17,6 +17,7 @@ pub mod fem;
 pub mod linalg;
 pub mod load;
 pub mod mesh;
+pub mod modes;
 pub mod time;
 pub mod world;
 
