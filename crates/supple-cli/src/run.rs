@@ -178,6 +178,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
             });
         }
     }
+    // A static run succeeds only when its final equilibrium converged.
+    if let (None, Some(residual)) = (&diverged, rec.static_unconverged(&world)) {
+        diverged = Some(supple::world::Diverged {
+            body: "(static)".to_string(),
+            step: world.steps,
+            time: world.time,
+            reason: format!(
+                "the final static equilibrium did not converge (Newton residual {residual:.3e} relative, above newton_tolerance)"
+            ),
+        });
+    }
     if write_vtu_frames {
         write_pvd(&out.join("scene.pvd"), &pvd)?;
     }
