@@ -185,7 +185,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             step: world.steps,
             time: world.time,
             reason: format!(
-                "the final static equilibrium did not converge (Newton residual {residual:.3e} relative, above newton_tolerance)"
+                "the final static equilibrium did not converge: a Newton solve of the last step (a load step) ended above newton_tolerance (the last load step ended at {residual:.3e} relative)"
             ),
         });
     }
