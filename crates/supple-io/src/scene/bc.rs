@@ -183,6 +183,23 @@ fn select(
                     })? = true;
                 }
             }
+            let mut boundary: Vec<[u32; 3]> = boundary_faces(&mesh.tets)
+                .into_iter()
+                .map(|mut f| {
+                    f.sort_unstable();
+                    f
+                })
+                .collect();
+            boundary.sort_unstable();
+            for f in faces {
+                let mut k = *f;
+                k.sort_unstable();
+                if boundary.binary_search(&k).is_err() {
+                    return Err(format!(
+                        "{key}.faces: {f:?} is not a boundary face of the mesh"
+                    ));
+                }
+            }
             explicit_faces = Some(faces.clone());
         }
     }
