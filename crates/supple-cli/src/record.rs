@@ -53,7 +53,9 @@ fn total_energy(world: &mut World) -> Option<(f64, f64)> {
     for b in &mut world.bodies {
         let m = b.elastic_energy()? + b.kinetic_energy();
         motion += m;
-        total += m + b.potential_energy(&gravity);
+        // Dead loads have a potential; a follower load has none (no energy is reported).
+        let loads = b.loads.potential(&b.x, &b.mesh.positions)?;
+        total += m + b.potential_energy(&gravity) + loads;
     }
     Some((total, motion))
 }

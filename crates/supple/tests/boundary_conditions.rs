@@ -345,6 +345,7 @@ fn patch_test_affine_boundary_gives_affine_interior() {
                 .map(|&i| (b.x[i] - (f * b.mesh.positions[i] + c)).norm())
                 .fold(0.0, f64::max)
                 / scale;
+            eprintln!("patch test {model:?} {name}: interior error {err:.2e}");
             assert!(
                 err < 1e-10,
                 "{model:?} {name}: interior off F X + c by {err:.2e}"
@@ -352,6 +353,10 @@ fn patch_test_affine_boundary_gives_affine_interior() {
             let psi = energy_density(&model, f, mu, lambda);
             let e = b.elastic_energy().unwrap();
             let volume = b.mesh.volume();
+            eprintln!(
+                "patch test {model:?} {name}: energy {e:.9e}, V psi(F) {:.9e}",
+                volume * psi
+            );
             assert!(
                 (e - volume * psi).abs() <= 1e-9 * (volume * psi).abs().max(1e-6),
                 "{model:?} {name}: energy {e} vs V Ψ(F) = {}",
