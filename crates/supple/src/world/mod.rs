@@ -226,6 +226,9 @@ impl World {
             if let Some(contact) = &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
                 if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, h) {
+                    // The hold restored the start-of-step positions: place the prescribed
+                    // vertices at the step's end again.
+                    body.set_time(t0 + h);
                     let first = stats;
                     let second = integrator.step(body, h, &self.gravity);
                     contact.release_holds(b, body);
