@@ -27,6 +27,10 @@ pub(super) struct SceneFile {
     pub(super) obstacle: Vec<super::contact::ObstacleSection>,
     #[serde(default)]
     pub(super) step_control: StepControlSection,
+    #[serde(default)]
+    pub(super) load: Vec<super::bc::LoadSection>,
+    #[serde(default)]
+    pub(super) constraint: Vec<super::bc::ConstraintSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's

@@ -18,6 +18,7 @@ use supple::world::StepControl;
 use supple::world::World;
 use thiserror::Error;
 
+mod bc;
 mod contact;
 mod file;
 mod integrator;
@@ -221,6 +222,8 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             BodyIssue::Invalid(m) => invalid(m),
         })?);
     }
+    bc::add_loads(file.load, &mut bodies, dir).map_err(invalid)?;
+    bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
             return Err(invalid(format!(
@@ -379,6 +382,8 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
         },
         viscosity,
         fixed,
+        loads: Vec::new(),
+        constraints: Vec::new(),
     })
 }
 

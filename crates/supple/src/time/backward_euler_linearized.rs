@@ -58,15 +58,22 @@ pub struct LinearizedBackwardEuler {
 /// gain before it is redone by Newton (see the module notes).
 const ENERGY_GAIN_TOLERANCE: f64 = 0.01;
 
-/// Kinetic + elastic + gravitational energy of `body` (`None` without an elastic energy).
+/// Kinetic + elastic energy and gravitational + load potential of `body`; `None` when the
+/// check cannot judge the step: no elastic energy, a load without a potential (follower
+/// pressure), or a prescribed motion doing work during the step (`body.time` is its end).
 fn total_energy(
     body: &Body,
+    h: f64,
     gravity: &Vector3<f64>,
     scratch: &mut [Vector3<f64>],
 ) -> Option<(f64, f64)> {
+    if !body.constraints.same_at(body.time - h, body.time) {
+        return None;
+    }
     let kinetic = body.mass.kinetic_energy(&body.elems, &body.v, scratch);
     let elastic = body.model.energy(&body.elems, &body.x)?;
-    Some((kinetic + elastic, body.potential_energy(gravity)))
+    let loads = body.loads.potential(&body.x, &body.mesh.positions)?;
+    Some((kinetic + elastic, body.potential_energy(gravity) + loads))
 }
 
 impl LinearizedBackwardEuler {
@@ -145,7 +152,7 @@ impl Integrator for LinearizedBackwardEuler {
         if self.fallback.is_some() {
             self.x_start.copy_from_slice(&body.x);
             self.v_start.copy_from_slice(&body.v);
-            e_start = total_energy(body, gravity, &mut self.scratch);
+            e_start = total_energy(body, h, gravity, &mut self.scratch);
         }
         let Body {
             elems,
@@ -157,6 +164,8 @@ impl Integrator for LinearizedBackwardEuler {
             x,
             v,
             anchors,
+            loads,
+            constraints,
             ..
         } = body;
         model.update_frames(elems, x);
@@ -165,9 +174,14 @@ impl Integrator for LinearizedBackwardEuler {
         if anchors.enabled() {
             anchors.add_forces(x, &mut self.force);
         }
+        loads.add_forces(x, &mut self.force);
         let t1 = Instant::now();
 
-        let constant = model.tangent_is_constant() && viscosity.is_none() && !anchors.enabled();
+        let constant = model.tangent_is_constant()
+            && viscosity.is_none()
+            && !anchors.enabled()
+            && !loads.has_follower()
+            && !(constraints.any_partial() && constraints.any_release());
         let changed = !(constant && self.assembled_for == Some(h));
         if changed {
             // (1 + hα) M + h D_visc + (hβ + h²) K, as System::assemble(1, h, h²).
@@ -178,6 +192,8 @@ impl Integrator for LinearizedBackwardEuler {
             }
             mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
             anchors.add_to(&mut self.a, h * h);
+            loads.add_tangent(x, h * h, true, &mut self.a);
+            constraints.filter_matrix(&mut self.a);
             self.assembled_for = constant.then_some(h);
         }
         let t2 = Instant::now();
@@ -202,6 +218,8 @@ impl Integrator for LinearizedBackwardEuler {
                 *vn = Vector3::zeros();
             }
         }
+        constraints.project(&mut self.rhs);
+        constraints.project(&mut self.v_new);
         let stats = self
             .solver
             .solve(&self.a, changed, &self.rhs, fixed, &mut self.v_new);
@@ -216,7 +234,7 @@ impl Integrator for LinearizedBackwardEuler {
         // A step that gained energy failed its linearization (module notes).
         let failed = self.fallback.is_some()
             && (check_barrier(body).is_err()
-                || match (e_start, total_energy(body, gravity, &mut self.scratch)) {
+                || match (e_start, total_energy(body, h, gravity, &mut self.scratch)) {
                     (Some((kw0, p0)), Some((kw1, p1))) => {
                         let allowed = ENERGY_GAIN_TOLERANCE * kw0 + 1e-12 * (1.0 + p0.abs());
                         // A NaN energy counts as a gain.

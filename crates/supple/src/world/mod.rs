@@ -225,6 +225,7 @@ impl World {
             .zip(&mut self.last_stats)
             .enumerate()
         {
+            body.set_time(t0 + h);
             body.model.begin_step();
             let mut stats = integrator
                 .step(body, h, &self.gravity)
@@ -232,6 +233,9 @@ impl World {
             if let Some(contact) = &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
                 if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, h) {
+                    // The hold restored the start-of-step positions: place the prescribed
+                    // vertices at the step's end again.
+                    body.set_time(t0 + h);
                     if let Some(tau) = contact.impact_split(b).filter(|_| split_possible) {
                         contact.release_holds(b, body);
                         return Err(Failure::Split(tau));
