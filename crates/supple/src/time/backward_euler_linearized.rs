@@ -8,7 +8,7 @@
 //! joins the matrix.
 //! For a barrier model (Liesenfeld–Stolfi) a step that would leave an element with volume ≤ 0
 //! is not accepted: the linearization knows nothing of the barrier. Nor is one that ends with
-//! more energy (kinetic + elastic + gravitational) than it started with, beyond 1 % of the
+//! more energy (kinetic + elastic + gravitational + dead-load potential) than it started with, beyond 1 % of the
 //! kinetic + elastic part: backward Euler dissipates, so such a step is a linearization that
 //! failed (a box hitting the ground at 30 m/s at dt = 2 ms had one tet driven to 1 % of its
 //! rest volume and 3.8e7 J of barrier energy by one linear step). Either way the step is

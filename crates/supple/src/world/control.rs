@@ -16,6 +16,10 @@
 //! - or a linear or Newton solve missed its tolerance (retried at most `unconverged_halvings`
 //!   times; then the step is kept and counted, and a run with more than
 //!   `max_unconverged_share` such steps fails its verdict).
+//!
+//! A step is also split, not for failing but for accuracy, when a held obstacle contact
+//! began well inside it (`contact_splits`; see [`crate::contact::impact_time`]): it is taken
+//! as two parts at the contact's start, sharing the same depth budget as the halvings.
 
 use crate::body::Body;
 use crate::fem::feasible::first_nonpositive;
