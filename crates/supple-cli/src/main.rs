@@ -2,6 +2,7 @@
 
 mod bench;
 mod hauth_forces;
+mod interrupt;
 mod order;
 mod pictures;
 mod plots;
@@ -58,6 +59,9 @@ enum Experiment {
 
 /// Exit status of a run that diverged.
 pub const EXIT_DIVERGED: i32 = 2;
+/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention); its files
+/// are complete up to the last step.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 fn main() {
     let cli = Cli::parse();
@@ -97,10 +101,27 @@ fn main() {
             std::process::exit(0)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_line(&e));
             std::process::exit(1);
         }
     }
+}
+
+/// The error and its causes on one line, each said once: a cause whose text its parent
+/// already quotes (an OS error inside a file error) is not repeated.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Loads a scene, applying a duration override.

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod output;
+pub mod pvd;
 pub mod scene;
 pub mod tetgen;
 pub mod vtu;

@@ -5,6 +5,7 @@
 //! ParaView and Python's `meshio` both read.
 
 use crate::error::IoError;
+use crate::pvd::{write_pvd_entries, xml_escape, PvdEntry};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use nalgebra::Vector3;
@@ -173,53 +174,20 @@ fn data_array(
     writeln!(w, "</DataArray>")
 }
 
-/// Writes a ParaView collection (`.pvd`) listing `(time, file)` entries; file names are
-/// written as given (usually relative to the `.pvd` file's folder).
+/// Writes a ParaView collection (`.pvd`) listing `(time, file)` entries, all as part 0;
+/// file names are written as given (usually relative to the `.pvd` file's folder). See
+/// [`crate::pvd`] for named parts and for a collection kept valid while a run goes on.
 ///
 /// Fails with an [`IoError::Io`] of kind `InvalidInput` on a non-finite time.
 pub fn write_pvd(path: &Path, entries: &[(f64, String)]) -> Result<(), IoError> {
-    if let Some((t, file)) = entries.iter().find(|(t, _)| !t.is_finite()) {
-        let msg = format!("time {t} of `{file}` is not a finite number");
-        return Err(IoError::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, msg),
-        ));
-    }
-    let file = File::create(path).map_err(|e| IoError::io(path, e))?;
-    let mut w = BufWriter::new(file);
-    let body = |w: &mut BufWriter<File>| -> std::io::Result<()> {
-        writeln!(w, r#"<?xml version="1.0"?>"#)?;
-        writeln!(
-            w,
-            r#"<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">"#
-        )?;
-        writeln!(w, "  <Collection>")?;
-        for (t, file) in entries {
-            writeln!(
-                w,
-                r#"    <DataSet timestep="{t:?}" group="" part="0" file="{}"/>"#,
-                xml_escape(file)
-            )?;
-        }
-        writeln!(w, "  </Collection>")?;
-        writeln!(w, "</VTKFile>")?;
-        w.flush()
-    };
-    body(&mut w).map_err(|e| IoError::io(path, e))
-}
-
-/// Escapes the five XML special characters for use in an attribute value.
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    let entries: Vec<PvdEntry> = entries
+        .iter()
+        .map(|(time, file)| PvdEntry {
+            time: *time,
+            part: 0,
+            name: None,
+            file: file.clone(),
+        })
+        .collect();
+    write_pvd_entries(path, &entries)
 }

@@ -3,6 +3,7 @@
 //! not a general VTK reader.
 
 use crate::error::IoError;
+use crate::pvd::PvdEntry;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use nalgebra::Vector3;
@@ -174,7 +175,23 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
 /// Reads a `.pvd` collection: `(time, file)` entries in file order, file names as written
 /// (relative to the `.pvd` file's folder).
 pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>, IoError> {
+    Ok(read_pvd_entries(path)?
+        .into_iter()
+        .map(|e| (e.time, e.file))
+        .collect())
+}
+
+/// Reads a `.pvd` collection with each entry's part index and block name (see
+/// [`crate::pvd`]). Checks that the file is a complete collection (closing tags present).
+pub fn read_pvd_entries(path: &Path) -> Result<Vec<PvdEntry>, IoError> {
     let xml = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
+    if !xml.contains("</Collection>") || !xml.trim_end().ends_with("</VTKFile>") {
+        return Err(IoError::parse(
+            path,
+            line_of(&xml, xml.len()),
+            "the collection is not closed (no </Collection></VTKFile>)",
+        ));
+    }
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(rel) = xml[pos..].find("<DataSet") {
@@ -186,8 +203,15 @@ pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>, IoError> {
         let time = attr(tag, "timestep")
             .and_then(|t| t.parse::<f64>().ok())
             .ok_or_else(|| bad("<DataSet> has no valid timestep"))?;
+        let part = attr(tag, "part").map_or(Some(0), |p| p.parse().ok());
+        let part = part.ok_or_else(|| bad("<DataSet> has an invalid part"))?;
         let file = attr(tag, "file").ok_or_else(|| bad("<DataSet> has no file"))?;
-        out.push((time, unescape(file)));
+        out.push(PvdEntry {
+            time,
+            part,
+            name: attr(tag, "name").map(unescape),
+            file: unescape(file),
+        });
     }
     Ok(out)
 }

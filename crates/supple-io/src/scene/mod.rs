@@ -22,6 +22,7 @@ mod contact;
 mod file;
 mod integrator;
 mod material;
+pub mod names;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 use file::*;
@@ -42,6 +43,14 @@ pub enum SceneError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A mesh file named at `key` (for example `body[0].mesh.path`) could not be read.
+    #[error("{path}: {key}: {source}")]
+    Mesh {
+        path: PathBuf,
+        key: String,
+        #[source]
+        source: IoError,
+    },
 }
 
 // ---- the validated scene ----
@@ -217,7 +226,11 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let mut bodies = Vec::with_capacity(file.body.len());
     for (i, b) in file.body.into_iter().enumerate() {
         bodies.push(body_desc(b, i, dir).map_err(|e| match e {
-            BodyIssue::Io(e) => SceneError::Io(e),
+            BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                path: path.to_path_buf(),
+                key,
+                source,
+            },
             BodyIssue::Invalid(m) => invalid(m),
         })?);
     }
@@ -231,6 +244,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     let mut probes = Vec::with_capacity(file.probe.len());
     for (i, p) in file.probe.into_iter().enumerate() {
+        names::check_name(&format!("probe[{i}].name"), &p.name).map_err(invalid)?;
         let point = finite3(&format!("probe[{i}].point"), p.point).map_err(invalid)?;
         let body = match &p.body {
             Some(name) => bodies.iter().position(|b| &b.name == name).ok_or_else(|| {
@@ -244,16 +258,29 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             }
         };
         let vertex = nearest_vertex(&bodies[body].mesh.positions, &point);
+        if probes.iter().any(|q: &Probe| q.name == p.name) {
+            return Err(invalid(format!(
+                "probe[{i}].name = {:?}: another probe has this name",
+                p.name
+            )));
+        }
         probes.push(Probe {
             name: p.name,
             body,
             vertex,
         });
     }
-    let name = file.name.unwrap_or_else(|| {
-        path.file_stem()
-            .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned())
-    });
+    let name = match file.name {
+        Some(name) => {
+            names::check_name("name", &name).map_err(invalid)?;
+            name
+        }
+        None => names::name_from_stem(
+            &path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+        ),
+    };
     Ok(Scene {
         name,
         path: path.to_path_buf(),
@@ -288,7 +315,8 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
 }
 
 enum BodyIssue {
-    Io(IoError),
+    /// The mesh file at the key could not be read.
+    Mesh(String, IoError),
     Invalid(String),
 }
 
@@ -300,6 +328,9 @@ impl From<String> for BodyIssue {
 
 fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue> {
     let key = format!("body[{i}]");
+    if let Some(name) = &b.name {
+        names::check_name(&format!("{key}.name"), name)?;
+    }
     let mut mesh = match b.mesh {
         MeshSection::Box {
             cells,
@@ -334,7 +365,8 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
                 split,
             })
         }
-        MeshSection::Tetgen { path } => read_tetgen(&dir.join(path)).map_err(BodyIssue::Io)?,
+        MeshSection::Tetgen { path } => read_tetgen(&dir.join(path))
+            .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?,
     };
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
