@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use supple::world::World;
 use supple_io::pvd::{PvdEntry, PvdWriter};
-use supple_io::vtu::{write_vtu, VtuFrame};
+use supple_io::vtu::{write_vtu_with, VtuEncoding, VtuFrame};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -80,6 +80,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
         false => None,
     };
     let mut frames_written = 0usize;
+    let encoding = match scene.output.compress {
+        true => VtuEncoding::Zlib,
+        false => VtuEncoding::Raw,
+    };
     let mut last_frame_time = None;
     let every = scene.output.frame_every;
     let surfaces = (world.bodies.iter())
@@ -135,7 +139,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
                         cell_scalars,
                         ..VtuFrame::new(&body.x, &body.elems.tets)
                     };
-                    write_vtu(&frames_dir.join(&name), &frame)?;
+                    write_vtu_with(&frames_dir.join(&name), &frame, encoding)?;
                     pvd.push(&PvdEntry {
                         time: world.time,
                         part,

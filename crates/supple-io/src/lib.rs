@@ -6,6 +6,7 @@ pub mod output;
 pub mod pvd;
 pub mod scene;
 pub mod tetgen;
+pub mod vtk_data;
 pub mod vtu;
 pub mod vtu_read;
 
