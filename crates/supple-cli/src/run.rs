@@ -28,12 +28,17 @@ pub struct RunArgs {
     /// Print nothing but errors (no progress bar, no closing line).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run even when the output is estimated above the size limit (5 GB).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs the scene; returns the process exit status (0; [`crate::EXIT_DIVERGED`] when the
 /// simulation diverged; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
+    // Refused before any file is written or any step taken.
+    crate::budget::check(&scene, args.force)?;
     let out = args
         .out
         .clone()

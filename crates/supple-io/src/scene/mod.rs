@@ -18,6 +18,7 @@ use supple::world::StepControl;
 use supple::world::World;
 use thiserror::Error;
 
+pub mod budget;
 mod contact;
 mod file;
 mod integrator;
@@ -182,10 +183,13 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     let gravity = finite3("gravity", file.gravity).map_err(invalid)?;
     positive("solver.tolerance", file.solver.tolerance).map_err(invalid)?;
-    if file.solver.max_iterations == 0 {
-        return Err(invalid(
-            "solver.max_iterations = 0: must be at least 1".into(),
-        ));
+    if file.solver.max_iterations == 0 || file.solver.max_iterations > budget::MAX_SOLVER_ITERATIONS
+    {
+        return Err(invalid(format!(
+            "solver.max_iterations = {}: must be 1 to {}",
+            file.solver.max_iterations,
+            budget::MAX_SOLVER_ITERATIONS
+        )));
     }
     file.output.validate().map_err(invalid)?;
     if file.body.is_empty() {
@@ -358,6 +362,11 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
                 6 => TetSplit::Six,
                 s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
             };
+            // Before allocating: counts that overflow or cannot be held are refused here.
+            let cells_key = format!("{key}.mesh.cells = {cells:?}");
+            let (vertices, tets) = budget::box_counts(cells, u64::from(split_count(split)))
+                .ok_or_else(|| format!("{cells_key}: the vertex or tet count overflows"))?;
+            budget::check_mesh_size(&cells_key, vertices, tets, "tets")?;
             box_grid(&BoxGrid {
                 cells,
                 cell_size: Vector3::from(size),
@@ -411,6 +420,13 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
         viscosity,
         fixed,
     })
+}
+
+fn split_count(split: TetSplit) -> u8 {
+    match split {
+        TetSplit::Five => 5,
+        TetSplit::Six => 6,
+    }
 }
 
 fn select_fixed(
