@@ -2,6 +2,7 @@
 //! TOML scene format.
 
 pub mod error;
+pub mod import;
 pub mod output;
 pub mod pvd;
 pub mod scene;
