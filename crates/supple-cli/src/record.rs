@@ -291,6 +291,7 @@ impl Recorder {
             dt: world.dt,
             diverged: diverged.is_some(),
             interrupted,
+            mesh_notes: Vec::new(),
             diverged_step: diverged.map(|d| d.step),
             diverged_body: diverged.map(|d| d.body.clone()),
             diverged_reason: diverged.map(|d| d.reason.clone()),
@@ -401,6 +402,10 @@ pub struct Summary {
     pub diverged: bool,
     /// The run was stopped by Ctrl-C (SIGINT/SIGTERM) after `steps` steps.
     pub interrupted: bool,
+    /// What loading the scene's meshes left out or changed (skipped cells, dropped
+    /// vertices, swapped tets).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mesh_notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diverged_step: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]

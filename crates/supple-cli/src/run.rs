@@ -54,6 +54,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let mut world = scene.build_world()?;
     if !args.quiet {
+        for n in &scene.notes {
+            eprintln!("note: {n}");
+        }
         for (body, notes) in world.integrator_notes() {
             for n in notes {
                 eprintln!("{}: {body}: {n}", world.integrator_name());
@@ -209,7 +212,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
     }
     drop(pvd);
-    let summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
+    let mut summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
+    summary.mesh_notes = scene.notes.clone();
     let summary_path = out.join("summary.json");
     std::fs::write(
         &summary_path,

@@ -181,3 +181,36 @@ fn sigint_mid_run_leaves_a_readable_pvd_metrics_and_an_interrupted_summary() {
     let last_row = csv.lines().last().unwrap();
     assert_eq!(last_row.split(',').next().unwrap(), steps.to_string());
 }
+
+#[test]
+fn a_gmsh_mesh_with_a_region_runs_and_its_notes_reach_the_summary() {
+    let dir = temp_dir("gmsh");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../supple-io/tests/data");
+    let text = BAR
+        .replace(
+            r#"{ kind = "box", cells = [4, 1, 1], cell_size = 0.1 }"#,
+            &format!(
+                r#"{{ kind = "file", path = "{}" }}"#,
+                data.join("mixed_gmsh22.msh").display()
+            ),
+        )
+        .replace(
+            r#"{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }"#,
+            r#"{ region = "clamp" }"#,
+        )
+        .replace("point = [0.4, 0.1, 0.1]", "point = [0.5, 0.5, 0.5]");
+    let o = run_scene(&dir, &text, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
+    let b = &summary["bodies"][0];
+    assert_eq!(
+        (b["vertices"].as_u64(), b["tets"].as_u64()),
+        (Some(27), Some(48))
+    );
+    assert_eq!(b["fixed_vertices"].as_u64(), Some(9));
+    let notes = summary["mesh_notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].as_str().unwrap().contains("11 cell(s)"));
+}

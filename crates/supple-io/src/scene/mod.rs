@@ -5,7 +5,6 @@
 //! `body[0].material.poisson = 0.5: must be below 0.5`. See the README for the format.
 
 use crate::error::IoError;
-use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
@@ -23,6 +22,7 @@ mod contact;
 mod file;
 mod integrator;
 mod material;
+mod mesh_file;
 pub mod names;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
@@ -80,6 +80,8 @@ pub struct Scene {
     pub contact: Option<ContactSettings>,
     /// How failed steps are judged and retried (`[step_control]`).
     pub step_control: StepControl,
+    /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
+    pub notes: Vec<String>,
 }
 
 impl Scene {
@@ -228,8 +230,9 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let step_control = step_control(&file.step_control).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
+    let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        bodies.push(body_desc(b, i, dir).map_err(|e| match e {
+        bodies.push(body_desc(b, i, dir, &mut notes).map_err(|e| match e {
             BodyIssue::Mesh(key, source) => SceneError::Mesh {
                 path: path.to_path_buf(),
                 key,
@@ -297,6 +300,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         probes,
         contact,
         step_control,
+        notes,
     })
 }
 
@@ -330,8 +334,14 @@ impl From<String> for BodyIssue {
     }
 }
 
-fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue> {
+fn body_desc(
+    b: BodySection,
+    i: usize,
+    dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<BodyDesc, BodyIssue> {
     let key = format!("body[{i}]");
+    let mut regions = Vec::new();
     if let Some(name) = &b.name {
         names::check_name(&format!("{key}.name"), name)?;
     }
@@ -374,8 +384,12 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
                 split,
             })
         }
-        MeshSection::Tetgen { path } => read_tetgen(&dir.join(path))
-            .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?,
+        file => {
+            let m = mesh_file::read(file, &key, dir)?;
+            notes.extend(m.notes);
+            regions = m.regions;
+            m.mesh
+        }
     };
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
@@ -387,7 +401,8 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     let mut fixed = Vec::new();
     for (k, region) in b.fixed.iter().enumerate() {
         let before = fixed.len();
-        select_fixed(&mesh, region, &format!("{key}.fixed[{k}]"), &mut fixed)?;
+        let fixed_key = format!("{key}.fixed[{k}]");
+        select_fixed(&mesh, &regions, region, &fixed_key, &mut fixed)?;
         if fixed.len() == before {
             return Err(format!("{key}.fixed[{k}]: selects no vertex").into());
         }
@@ -431,6 +446,7 @@ fn split_count(split: TetSplit) -> u8 {
 
 fn select_fixed(
     mesh: &TetMesh,
+    regions: &[(String, Vec<u32>)],
     region: &FixedSection,
     key: &str,
     out: &mut Vec<u32>,
@@ -463,6 +479,9 @@ fn select_fixed(
                     out.push(i as u32);
                 }
             }
+        }
+        FixedSection::Region(name) => {
+            out.extend_from_slice(mesh_file::region(regions, name, &format!("{key}.region"))?);
         }
         FixedSection::Vertices(list) => {
             for &v in list {
