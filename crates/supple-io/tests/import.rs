@@ -42,6 +42,8 @@ fn every_format_gives_the_tetgen_original() {
     for (file, format) in [
         ("cube_gmsh22.msh", MeshFormat::Gmsh),
         ("cube_gmsh41.msh", MeshFormat::Gmsh),
+        ("cube_gmsh22_bin.msh", MeshFormat::Gmsh),
+        ("cube_gmsh41_bin.msh", MeshFormat::Gmsh),
         ("cube_ascii.vtu", MeshFormat::Vtu),
         ("cube_zlib.vtu", MeshFormat::Vtu),
         ("cube.vtk", MeshFormat::VtkLegacy),
@@ -67,6 +69,8 @@ fn every_format_gives_the_tetgen_original() {
 #[test]
 fn gmsh_22_mixed_elements_and_physical_groups() {
     let m = read_mesh(&data("mixed_gmsh22.msh"), None, Orient::Check).unwrap();
+    let binary = read_mesh(&data("mixed_gmsh22_bin.msh"), None, Orient::Check).unwrap();
+    assert_eq!(binary, m);
     same(&m.mesh, &original());
     // 1 point, 2 lines, 8 triangles skipped; the node at (9, 9, 9) is used by no tet.
     assert_eq!((m.skipped_cells, m.dropped_vertices), (11, 1));
@@ -215,8 +219,8 @@ fn malformed_files_are_errors_naming_file_and_line() {
     let cases: [(&str, &str, &str); 8] = [
         (
             "a.msh",
-            "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n",
-            "a.msh:2: binary Gmsh",
+            "$MeshFormat\n4.1 1 8\n\0\0\0\x01\n$EndMeshFormat\n",
+            "a.msh:3: big-endian binary Gmsh",
         ),
         (
             "b.msh",
@@ -258,5 +262,35 @@ fn malformed_files_are_errors_naming_file_and_line() {
             .to_string();
         let err = err.replace(&format!("{}/", dir.display()), "");
         assert!(err.starts_with(expected), "{name}: {err}");
+    }
+}
+
+#[test]
+fn truncated_or_damaged_files_are_errors_not_panics() {
+    let dir = scratch("cut");
+    for file in [
+        "cube_gmsh22_bin.msh",
+        "cube_gmsh41_bin.msh",
+        "mixed_gmsh22_bin.msh",
+        "cube_gmsh41.msh",
+        "cube.vtk",
+        "cube.mesh",
+        "cube_zlib.vtu",
+    ] {
+        let bytes = std::fs::read(data(file)).unwrap();
+        let ext = file.rsplit('.').next().unwrap();
+        let path = dir.join(format!("x.{ext}"));
+        // Every cut of the first 400 bytes, then every 7th, and single-byte damage.
+        let cuts = (0..bytes.len().min(400)).chain((400..bytes.len()).step_by(7));
+        for cut in cuts {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let _ = read_mesh(&path, None, Orient::Fix);
+        }
+        for at in (0..bytes.len()).step_by(5) {
+            let mut b = bytes.clone();
+            b[at] = b[at].wrapping_add(0x55);
+            std::fs::write(&path, &b).unwrap();
+            let _ = read_mesh(&path, None, Orient::Fix);
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Gmsh `.msh` files, ASCII versions 2.2 and 4.1 (Gmsh's reference manual, "MSH file
+//! Gmsh `.msh` files, ASCII versions 2.2 and 4.1 (binary ones: [`super::gmsh_binary`]) (Gmsh's reference manual, "MSH file
 //! format"). Tets (element type 4; type 11, 10-node tets, keep their 4 corners) are kept;
 //! other elements are counted and skipped. Physical groups become regions: a group's name
 //! from `$PhysicalNames`, or `dim<d>_tag<t>` when it has none. In 4.1 an element belongs
@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Dimension of a Gmsh element type (types of the manual's table; unknown types: `None`).
-fn element_dim(ty: u32) -> Option<u32> {
+pub(super) fn element_dim(ty: u32) -> Option<u32> {
     match ty {
         15 => Some(0),
         1 | 8 | 26 | 27 | 28 => Some(1),
@@ -21,8 +21,8 @@ fn element_dim(ty: u32) -> Option<u32> {
     }
 }
 
-const TET4: u32 = 4;
-const TET10: u32 = 11;
+pub(super) const TET4: u32 = 4;
+pub(super) const TET10: u32 = 11;
 
 struct Lines<'a> {
     lines: Vec<&'a str>,
@@ -74,13 +74,11 @@ fn count(n: u64, line: usize, lines: &Lines) -> Result<usize, IoError> {
 
 /// Parses a Gmsh file.
 pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| {
-        IoError::parse(
-            path,
-            1,
-            "not an ASCII Gmsh file (binary .msh files are not supported: save as ASCII, e.g. `gmsh -save -format msh41 -bin 0`)",
-        )
-    })?;
+    if super::gmsh_binary::is_binary(bytes) {
+        return super::gmsh_binary::parse(bytes, path);
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| IoError::parse(path, 1, "not a Gmsh file (not text, no binary header)"))?;
     let mut lines = Lines {
         lines: text.lines().collect(),
         at: 0,
@@ -104,12 +102,6 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
                 let w: Vec<&str> = l.split_ascii_whitespace().collect();
                 match w.as_slice() {
                     [v, "0", _] if *v == "2.2" || *v == "4.1" => version = Some(v.to_string()),
-                    [_, "1", _] => {
-                        return Err(lines.err(
-                            n,
-                            "binary Gmsh files are not supported: save as ASCII (`-bin 0`)",
-                        ))
-                    }
                     _ => {
                         return Err(lines.err(
                             n,
@@ -338,6 +330,19 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
             "no $MeshFormat section: not a Gmsh file",
         ));
     }
+    assemble(raw, &node_index, &tet_nodes, members, &names, path)
+}
+
+/// Maps node tags to vertex indices for the tets and the regions (named from `names`, or
+/// `dim<d>_tag<t>`).
+pub(super) fn assemble(
+    mut raw: RawMesh,
+    node_index: &HashMap<u64, u32>,
+    tet_nodes: &[[u64; 4]],
+    members: BTreeMap<(u32, i64), Vec<u64>>,
+    names: &HashMap<(u32, i64), String>,
+    path: &Path,
+) -> Result<RawMesh, IoError> {
     let index = |tag: &u64| -> Result<u32, IoError> {
         node_index.get(tag).copied().ok_or_else(|| {
             IoError::parse(
@@ -347,7 +352,7 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
             )
         })
     };
-    for t in &tet_nodes {
+    for t in tet_nodes {
         raw.tets
             .push([index(&t[0])?, index(&t[1])?, index(&t[2])?, index(&t[3])?]);
     }
@@ -365,7 +370,7 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
     Ok(raw)
 }
 
-fn add_node(
+pub(super) fn add_node(
     raw: &mut RawMesh,
     index: &mut HashMap<u64, u32>,
     tag: u64,

@@ -1,4 +1,4 @@
-//! Tetrahedral meshes from other tools: Gmsh `.msh` (2.2 and 4.1, ASCII), VTK unstructured
+//! Tetrahedral meshes from other tools: Gmsh `.msh` (2.2 and 4.1, ASCII and binary), VTK unstructured
 //! grids (`.vtu` XML and legacy ASCII `.vtk`), Medit `.mesh`, and TetGen `.node/.ele`.
 //!
 //! Every reader keeps the tetrahedra only: points, lines, triangles and other cells are
@@ -14,6 +14,7 @@
 //! and volume.
 
 mod gmsh;
+mod gmsh_binary;
 mod medit;
 mod vtk_legacy;
 

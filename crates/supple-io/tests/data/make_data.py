@@ -7,12 +7,13 @@ coordinates multiples of 0.25 (exact in any decimal or binary form). meshio 5.3.
 against an independent writer:
 
     cube_gmsh22.msh     Gmsh 2.2 ASCII         cube_gmsh41.msh   Gmsh 4.1 ASCII
+    cube_gmsh22_bin.msh Gmsh 2.2 binary        cube_gmsh41_bin.msh Gmsh 4.1 binary
     cube_ascii.vtu      VTU, ascii arrays      cube_zlib.vtu     VTU, zlib-compressed binary
     cube.vtk            legacy VTK 5.1 ASCII   cube42.vtk        legacy VTK 4.2 ASCII
     cube.mesh           Medit ASCII
     mixed_gmsh22.msh    Gmsh 2.2 with points, lines, triangles and tets, physical groups
                         "clamp" (the triangles on x = 0), "body" (the tets) and "corner"
-                        (a point), plus a node no tet uses
+                        (a point), plus a node no tet uses; mixed_gmsh22_bin.msh: the same, binary
 
 Run from this folder: python3 make_data.py
 """
@@ -55,6 +56,8 @@ mesh = meshio.read("cube.node", file_format="tetgen")
 assert len(mesh.points) == 27 and len(mesh.cells_dict["tetra"]) == 48
 meshio.write("cube_gmsh22.msh", mesh, file_format="gmsh22", binary=False)
 meshio.write("cube_gmsh41.msh", mesh, file_format="gmsh", binary=False)
+meshio.write("cube_gmsh22_bin.msh", mesh, file_format="gmsh22", binary=True)
+meshio.write("cube_gmsh41_bin.msh", mesh, file_format="gmsh", binary=True)
 meshio.write("cube_ascii.vtu", mesh, binary=False)
 meshio.write("cube_zlib.vtu", mesh, binary=True, compression="zlib")
 meshio.write("cube.vtk", mesh, binary=False)
@@ -80,4 +83,5 @@ mixed = meshio.Mesh(
     field_data={"clamp": np.array([1, 2]), "body": np.array([2, 3]), "corner": np.array([3, 0])},
 )
 meshio.write("mixed_gmsh22.msh", mixed, file_format="gmsh22", binary=False)
+meshio.write("mixed_gmsh22_bin.msh", mixed, file_format="gmsh22", binary=True)
 print("clamp triangles:", len(clamp))
