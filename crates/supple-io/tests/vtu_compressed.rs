@@ -117,6 +117,7 @@ fn compressed_frames_read_back_bit_exactly_and_are_smaller() {
         .collect();
     assert_eq!(decoded, bits(&x));
     check_with_meshio(&zipped, x.len(), mesh.tets.len());
+    check_with_vtk(&zipped, &x, &c);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -170,4 +171,41 @@ fn check_with_meshio(path: &Path, points: usize, tets: usize) {
         String::from_utf8_lossy(&out.stdout).trim(),
         format!("{points} {tets} ['s', 'velocity'] ['c']")
     );
+}
+
+/// Reads the file with VTK's own XML reader (Python `vtk`, skipped when not installed) and
+/// compares the points and a cell array bit for bit.
+fn check_with_vtk(path: &Path, x: &[Vector3<f64>], cell: &[f64]) {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import vtk"])
+        .output();
+    if !matches!(probe, Ok(ref o) if o.status.success()) {
+        eprintln!("skipping the VTK check: python3 with vtk is not available");
+        return;
+    }
+    let script = "import sys, struct, vtk\n\
+        from vtk.util.numpy_support import vtk_to_numpy\n\
+        r = vtk.vtkXMLUnstructuredGridReader()\n\
+        r.SetFileName(sys.argv[1]); r.Update()\n\
+        g = r.GetOutput()\n\
+        bits = lambda a: ' '.join(str(struct.unpack('<Q', struct.pack('<d', float(v)))[0]) for v in a.ravel())\n\
+        print(g.GetNumberOfCells(), g.GetCellType(0))\n\
+        print(bits(vtk_to_numpy(g.GetPoints().GetData())))\n\
+        print(bits(vtk_to_numpy(g.GetCellData().GetArray('c'))))\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "VTK failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("{} 10", cell.len()));
+    let join = |v: Vec<u64>| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    assert_eq!(lines[1], join(bits(x)));
+    assert_eq!(lines[2], join(cell.iter().map(|c| c.to_bits()).collect()));
 }
