@@ -48,6 +48,8 @@ fn every_format_gives_the_tetgen_original() {
         ("cube_zlib.vtu", MeshFormat::Vtu),
         ("cube.vtk", MeshFormat::VtkLegacy),
         ("cube42.vtk", MeshFormat::VtkLegacy),
+        ("cube_bin.vtk", MeshFormat::VtkLegacy),
+        ("cube42_bin.vtk", MeshFormat::VtkLegacy),
         ("cube.mesh", MeshFormat::Medit),
         ("cube.node", MeshFormat::Tetgen),
     ] {
@@ -249,8 +251,8 @@ fn malformed_files_are_errors_naming_file_and_line() {
         ),
         (
             "g.vtk",
-            "# vtk DataFile Version 5.1\nt\nBINARY\n",
-            "g.vtk:3: binary legacy",
+            "# vtk DataFile Version 5.1\nt\nBINARY\nDATASET POLYDATA\n",
+            "g.vtk:4: `DATASET POLYDATA`",
         ),
         ("h.obj", "v 0 0 0\n", "h.obj:1: unknown mesh format"),
     ];
@@ -274,19 +276,24 @@ fn truncated_or_damaged_files_are_errors_not_panics() {
         "mixed_gmsh22_bin.msh",
         "cube_gmsh41.msh",
         "cube.vtk",
+        "cube_bin.vtk",
+        "cube42_bin.vtk",
         "cube.mesh",
         "cube_zlib.vtu",
     ] {
         let bytes = std::fs::read(data(file)).unwrap();
         let ext = file.rsplit('.').next().unwrap();
         let path = dir.join(format!("x.{ext}"));
-        // Every cut of the first 400 bytes, then every 7th, and single-byte damage.
-        let cuts = (0..bytes.len().min(400)).chain((400..bytes.len()).step_by(7));
+        // Every 2nd cut of the first 400 bytes (headers), then every 13th, and single-byte
+        // damage every 11 bytes.
+        let cuts = (0..bytes.len().min(400))
+            .step_by(2)
+            .chain((400..bytes.len()).step_by(13));
         for cut in cuts {
             std::fs::write(&path, &bytes[..cut]).unwrap();
             let _ = read_mesh(&path, None, Orient::Fix);
         }
-        for at in (0..bytes.len()).step_by(5) {
+        for at in (0..bytes.len()).step_by(11) {
             let mut b = bytes.clone();
             b[at] = b[at].wrapping_add(0x55);
             std::fs::write(&path, &b).unwrap();

@@ -17,6 +17,7 @@ mod gmsh;
 mod gmsh_binary;
 mod medit;
 mod vtk_legacy;
+mod vtk_legacy_binary;
 
 use crate::error::IoError;
 use nalgebra::Vector3;

@@ -1,7 +1,7 @@
 //! Legacy VTK files (`.vtk`, ASCII, `DATASET UNSTRUCTURED_GRID`), both cell layouts: the
 //! classic `CELLS n size` with a count before each cell, and version 5.1's `OFFSETS` and
 //! `CONNECTIVITY` arrays. Tets (cell type 10) are kept, other cells counted and skipped;
-//! point and cell data are ignored. Binary legacy files are refused with a note.
+//! point and cell data are ignored. Binary files: [`super::vtk_legacy_binary`].
 
 use super::{RawMesh, Tokens};
 use crate::error::IoError;
@@ -20,12 +20,7 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
     }
     match String::from_utf8_lossy(head[2]).trim() {
         "ASCII" => {}
-        "BINARY" => {
-            return Err(err(
-                3,
-                "binary legacy VTK files are not supported: write ASCII or .vtu".into(),
-            ))
-        }
+        "BINARY" => return super::vtk_legacy_binary::parse(bytes, path),
         other => return Err(err(3, format!("`{other}`: expected ASCII or BINARY"))),
     }
     let text = std::str::from_utf8(bytes).map_err(|_| err(1, "the file is not text".into()))?;
@@ -148,7 +143,20 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
             _ => {}
         }
     }
-    if let (Some(offsets), Some(conn)) = (offsets, conn) {
+    assemble(raw, cells, offsets.zip(conn), types, path)
+}
+
+/// Cells from either layout (`cells` given one by one, or 5.1's offsets and connectivity),
+/// tets kept, others counted.
+pub(super) fn assemble(
+    mut raw: RawMesh,
+    mut cells: Vec<Vec<i64>>,
+    offsets_conn: Option<(Vec<i64>, Vec<i64>)>,
+    types: Vec<i64>,
+    path: &Path,
+) -> Result<RawMesh, IoError> {
+    let err = |line: usize, m: String| IoError::parse(path, line, m);
+    if let Some((offsets, conn)) = offsets_conn {
         let mut start = 0usize;
         for (c, &end) in offsets.iter().enumerate().skip(1) {
             let end = usize::try_from(end)

@@ -10,6 +10,7 @@ against an independent writer:
     cube_gmsh22_bin.msh Gmsh 2.2 binary        cube_gmsh41_bin.msh Gmsh 4.1 binary
     cube_ascii.vtu      VTU, ascii arrays      cube_zlib.vtu     VTU, zlib-compressed binary
     cube.vtk            legacy VTK 5.1 ASCII   cube42.vtk        legacy VTK 4.2 ASCII
+    cube_bin.vtk        legacy VTK 5.1 binary  cube42_bin.vtk    legacy VTK 4.2 binary
     cube.mesh           Medit ASCII
     mixed_gmsh22.msh    Gmsh 2.2 with points, lines, triangles and tets, physical groups
                         "clamp" (the triangles on x = 0), "body" (the tets) and "corner"
@@ -62,6 +63,8 @@ meshio.write("cube_ascii.vtu", mesh, binary=False)
 meshio.write("cube_zlib.vtu", mesh, binary=True, compression="zlib")
 meshio.write("cube.vtk", mesh, binary=False)
 meshio.vtk.write("cube42.vtk", mesh, fmt_version="4.2", binary=False)
+meshio.write("cube_bin.vtk", mesh, binary=True)
+meshio.vtk.write("cube42_bin.vtk", mesh, fmt_version="4.2", binary=True)
 meshio.write("cube.mesh", mesh, file_format="medit")
 
 # Mixed elements and physical groups (Gmsh 2.2): an extra unused node at the end.
