@@ -4,6 +4,7 @@ mod bench;
 mod budget;
 mod hauth_forces;
 mod interrupt;
+mod modes;
 mod order;
 mod pictures;
 mod plots;
@@ -38,6 +39,8 @@ enum Command {
     Render(render::RenderArgs),
     /// Time steps of a scene and print JSON (median/min per step, per-phase breakdown).
     Bench(bench::BenchArgs),
+    /// The lowest vibration modes of each body at rest (frequencies in Hz, shapes as VTU).
+    Modes(modes::ModesArgs),
     /// Compare fill-reducing orderings on a grid or mesh (Zhuang & Canny Tables 1–2).
     Order(order::OrderArgs),
     /// Paper experiments that are not scenes (they write CSV and PNG files).
@@ -106,6 +109,7 @@ fn main() {
         Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Order(args) => order::order(args).map(|()| 0),
+        Command::Modes(args) => modes::modes(args),
         Command::Experiment(Experiment::HauthForces(args)) => {
             hauth_forces::hauth_forces(args).map(|_| 0)
         }

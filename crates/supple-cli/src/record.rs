@@ -53,7 +53,9 @@ fn total_energy(world: &mut World) -> Option<(f64, f64)> {
     for b in &mut world.bodies {
         let m = b.elastic_energy()? + b.kinetic_energy();
         motion += m;
-        total += m + b.potential_energy(&gravity);
+        // Dead loads have a potential; a follower load has none (no energy is reported).
+        let loads = b.loads.potential(&b.x, &b.mesh.positions)?;
+        total += m + b.potential_energy(&gravity) + loads;
     }
     Some((total, motion))
 }
@@ -78,6 +80,13 @@ struct ProbeTrack {
 
 /// Tracks the run and writes metrics rows.
 pub struct Recorder {
+    /// Reactions of each body at the last metrics row (empty for bodies without loads or
+    /// constraints; see `has_reactions`).
+    reactions: Vec<Vec<supple::constraint::Reaction>>,
+    /// Steps in which a Newton solve ended above its tolerance.
+    newton_unconverged: usize,
+    /// The run is a static solve (no energy drift; the last equilibrium must converge).
+    static_run: bool,
     bodies: Vec<BodyTrack>,
     probes: Vec<(Probe, ProbeTrack)>,
     energy: Option<EnergyTrack>,
@@ -88,12 +97,15 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(world: &mut World, probes: &[Probe], csv: std::fs::File) -> std::io::Result<Self> {
-        let energy = total_energy(world).map(|(e, motion)| EnergyTrack {
-            initial: e,
-            last: e,
-            drift_max: 0.0,
-            motion_max: motion,
-        });
+        let static_run = world.integrator_name() == "static";
+        let energy = total_energy(world)
+            .filter(|_| !static_run)
+            .map(|(e, motion)| EnergyTrack {
+                initial: e,
+                last: e,
+                drift_max: 0.0,
+                motion_max: motion,
+            });
         let bodies = world
             .bodies
             .iter()
@@ -145,6 +157,19 @@ impl Recorder {
                 header.push(format!("{}.{col}", b.name));
             }
         }
+        let gravity = world.gravity;
+        let reactions: Vec<_> = world
+            .bodies
+            .iter_mut()
+            .map(|b| body_reactions(b, &gravity))
+            .collect();
+        for (b, rs) in world.bodies.iter().zip(&reactions) {
+            for r in rs {
+                for col in REACTION_COLUMNS {
+                    header.push(format!("{}.{}.{col}", b.name, r.name));
+                }
+            }
+        }
         let contact = world.contact().map(|_| ContactTrack {
             body_penetration: vec![0.0; world.bodies.len()],
             ..ContactTrack::default()
@@ -162,6 +187,9 @@ impl Recorder {
         writeln!(csv, "{}", header.join(","))?;
         csv.flush()?;
         Ok(Self {
+            reactions,
+            newton_unconverged: 0,
+            static_run,
             bodies,
             probes: tracks,
             energy,
@@ -181,6 +209,12 @@ impl Recorder {
             }
         }
         self.wall_ms.push(wall_ms);
+        self.newton_unconverged += usize::from(
+            world
+                .last_stats()
+                .iter()
+                .any(|s| newton_failed(s, self.static_run)),
+        );
         for ((t, b), s) in self
             .bodies
             .iter_mut()
@@ -252,6 +286,20 @@ impl Recorder {
                 s.dt_level.to_string(),
             ]);
         }
+        for (b, r) in world.bodies.iter_mut().zip(&mut self.reactions) {
+            if r.is_empty() {
+                continue;
+            }
+            *r = body_reactions(b, &gravity);
+            for r in r.iter() {
+                row.extend(
+                    r.force
+                        .iter()
+                        .chain(r.torque.iter())
+                        .map(|c| format!("{c:.9e}")),
+                );
+            }
+        }
         if let (Some(t), Some(c)) = (&mut self.contact, world.contact_stats()) {
             row.extend([
                 c.broad_pairs.to_string(),
@@ -272,6 +320,13 @@ impl Recorder {
         writeln!(self.csv, "{}", row.join(","))?;
         // Every row on disk as soon as it is written: a stopped run keeps its metrics.
         self.csv.flush()
+    }
+
+    /// A static run whose last equilibrium did not converge: the Newton residual it ended at.
+    pub fn static_unconverged(&self, world: &World) -> Option<f64> {
+        let stats = world.last_stats();
+        (self.static_run && world.steps > 0 && stats.iter().any(|s| newton_failed(s, true)))
+            .then(|| stats.iter().map(|s| s.newton_residual).fold(0.0, f64::max))
     }
 
     pub fn summary(
@@ -303,6 +358,8 @@ impl Recorder {
                 world.dt
             },
             unconverged_steps: totals.unconverged_steps,
+            contact_splits: totals.contact_splits,
+            newton_unconverged_steps: self.newton_unconverged,
             wall_ms_per_step_median: median(&self.wall_ms),
             wall_ms_per_step_min: self.wall_ms.iter().copied().reduce(f64::min).unwrap_or(0.0),
             threads: rayon::current_num_threads(),
@@ -360,6 +417,15 @@ impl Recorder {
                     substeps: t.substeps,
                     rejected_steps: t.rejected_steps,
                     max_penetration: self.contact.as_ref().map(|c| c.body_penetration[i]),
+                    reactions: self.reactions[i]
+                        .iter()
+                        .map(|r| ReactionSummary {
+                            name: r.name.clone(),
+                            force: r.force.into(),
+                            torque: r.torque.into(),
+                            point: r.point.into(),
+                        })
+                        .collect(),
                 })
                 .collect(),
             probes: self
@@ -418,6 +484,12 @@ pub struct Summary {
     pub retries: usize,
     pub dt_min: f64,
     pub unconverged_steps: usize,
+    /// Steps split at the start of an obstacle contact (`[step_control] contact_splits`),
+    /// summed over the run.
+    pub contact_splits: usize,
+    /// Steps in which a Newton solve (implicit integrators, static load steps) ended above
+    /// its tolerance.
+    pub newton_unconverged_steps: usize,
     pub wall_ms_per_step_median: f64,
     pub wall_ms_per_step_min: f64,
     pub threads: usize,
@@ -440,6 +512,42 @@ pub struct Summary {
     pub contact: Option<ContactSummary>,
     pub bodies: Vec<BodySummary>,
     pub probes: Vec<ProbeSummary>,
+}
+
+/// The metrics columns of one reaction (`body.constraint.col`).
+const REACTION_COLUMNS: [&str; 6] = [
+    "reaction_fx",
+    "reaction_fy",
+    "reaction_fz",
+    "reaction_tx",
+    "reaction_ty",
+    "reaction_tz",
+];
+
+/// The reactions of a body with loads or constraints (its own fixed vertices included, as
+/// `fixed`); none for other bodies (their metrics keep their columns).
+fn body_reactions(
+    b: &mut supple::body::Body,
+    gravity: &Vector3<f64>,
+) -> Vec<supple::constraint::Reaction> {
+    if b.loads.is_empty() && b.constraints.is_empty() {
+        return Vec::new();
+    }
+    b.reactions(gravity)
+}
+
+/// A Newton solve of this step ended above its tolerance (a static step always runs Newton).
+fn newton_failed(s: &supple::time::StepStats, static_run: bool) -> bool {
+    !s.newton_converged && (s.newton_iterations > 0 || static_run)
+}
+
+/// One reaction in summary.json: force (N) and torque (N·m) about `point`.
+#[derive(Serialize)]
+pub struct ReactionSummary {
+    pub name: String,
+    pub force: [f64; 3],
+    pub torque: [f64; 3],
+    pub point: [f64; 3],
 }
 
 #[derive(Serialize)]
@@ -470,6 +578,10 @@ pub struct BodySummary {
     /// the scene has contact; see `ContactStats::max_penetration`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_penetration: Option<f64>,
+    /// Reaction force and torque of each constraint at the end (bodies with loads or
+    /// constraints; the body's own fixed vertices as `fixed`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reactions: Vec<ReactionSummary>,
 }
 
 /// Contact settings and totals of a run.

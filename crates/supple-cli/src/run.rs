@@ -211,6 +211,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
             });
         }
     }
+    // A static run succeeds only when its final equilibrium converged.
+    if let (None, Some(residual)) = (&diverged, rec.static_unconverged(&world)) {
+        diverged = Some(supple::world::Diverged {
+            body: "(static)".to_string(),
+            step: world.steps,
+            time: world.time,
+            reason: format!(
+                "the final static equilibrium did not converge: a Newton solve of the last step (a load step) ended above newton_tolerance (the last load step ended at {residual:.3e} relative)"
+            ),
+        });
+    }
     drop(pvd);
     let mut summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
     summary.mesh_notes = scene.notes.clone();

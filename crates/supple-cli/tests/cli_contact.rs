@@ -63,6 +63,8 @@ fn head_on_run_reports_contact_per_step_and_per_body() {
         assert!(p > 0.0 && p < 0.05, "{p}");
     }
     assert_eq!(s["contact"]["broad_phase"], "Bvh");
+    // No obstacle: no step is split at an obstacle contact (the key is always written).
+    assert_eq!(s["contact_splits"], 0);
     assert_eq!(s["contact"]["unresolved_pairs"], 0);
     assert!(s["contact"]["pairs_tested_mean"].as_f64().unwrap() > 0.0);
 }

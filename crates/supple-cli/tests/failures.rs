@@ -46,14 +46,16 @@ fn run_modified(name: &str, scene: &str, extra: &[&str]) -> (Output, serde_json:
 }
 
 #[test]
-fn a_tube_turned_inside_out_by_an_impact_exits_2_and_says_why() {
-    // The warped tube dropped at 10 g: the impact turns it inside out even at dt / 32.
+fn a_bar_turned_inside_out_exits_2_and_says_why() {
+    // The clamped corotational (polar) bar under 200 g turns inside out even at dt / 32.
+    // (Issue 12's first reproducer here, the warped tube dropped at 10 g, no longer does since
+    // the contact hold became a velocity hold.)
     let (output, s) = run_modified(
         "inside_out",
-        "tube_drop.toml",
+        "bar.toml",
         &[
-            "gravity = [0.0, -9.81, 0.0]=>gravity = [0.0, -98.1, 0.0]",
-            "duration = 1.5=>duration = 0.4",
+            "gravity = [0.0, -9.81, 0.0]=>gravity = [0.0, -1962.0, 0.0]",
+            "duration = 3.0=>duration = 0.3",
         ],
     );
     assert_eq!(output.status.code(), Some(2));

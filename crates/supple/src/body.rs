@@ -1,9 +1,11 @@
 //! A deformable body: rest mesh, per-element rest data, force model, mass, fixed vertices,
-//! damping, and the state `(x, v)`.
+//! constraints and loads, damping, and the state `(x, v)`.
 
+use crate::constraint::{ConstraintDesc, ConstraintError, Constraints, Reaction};
 use crate::contact::springs::Anchors;
 use crate::fem::material::{build_model, build_viscosity, Dissipation, ModelKind, ViscosityKind};
 use crate::fem::{ElementSet, ForceModel, Lame, Mass, MassKind, MaterialError};
+use crate::load::{LoadDesc, LoadError, Loads};
 use crate::mesh::{bounding_box, MeshError, TetMesh};
 use nalgebra::Vector3;
 use thiserror::Error;
@@ -31,6 +33,10 @@ pub struct BodyDesc {
     /// Vertices held at their rest position.
     pub fixed: Vec<u32>,
     pub velocity: Vector3<f64>,
+    /// External loads (nodal forces, tractions, pressure; see [`crate::load`]).
+    pub loads: Vec<LoadDesc>,
+    /// Per-component constraints and prescribed motions (see [`crate::constraint`]).
+    pub constraints: Vec<ConstraintDesc>,
 }
 
 impl BodyDesc {
@@ -56,6 +62,8 @@ impl BodyDesc {
             viscosity: ViscosityKind::None,
             fixed: Vec::new(),
             velocity: Vector3::zeros(),
+            loads: Vec::new(),
+            constraints: Vec::new(),
         }
     }
 
@@ -97,6 +105,10 @@ pub enum BodyError {
     Viscosity { key: &'static str, value: f64 },
     #[error("velocity has a non-finite component")]
     Velocity,
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Constraint(#[from] ConstraintError),
 }
 
 /// A simulated body.
@@ -119,6 +131,13 @@ pub struct Body {
     /// Contact-spring shares held by this body's vertices (empty unless the world uses
     /// contact springs; see [`crate::contact::springs`]).
     pub anchors: Anchors,
+    /// External loads, scaled for [`time`](Self::time).
+    pub loads: Loads,
+    /// Constraints and prescribed motions (their fully held vertices are in `fixed`).
+    pub constraints: Constraints,
+    /// The time the loads and prescribed motions were last set for (the end of the step
+    /// being taken; see [`set_time`](Self::set_time)).
+    pub time: f64,
     rest_diagonal: f64,
 }
 
@@ -160,10 +179,16 @@ impl Body {
                 })? = true;
         }
         let elems = ElementSet::new(&desc.mesh);
+        let loads = Loads::new(&desc.mesh, &elems.pattern, &desc.loads)?;
+        let mut constraints = Constraints::new(n, &fixed, &desc.constraints)?;
+        let mut v0 = vec![Vector3::zeros(); n];
+        constraints.set_time(0.0, &mut fixed, &desc.mesh.positions, &mut v0);
         let mass = Mass::new(&elems, n, desc.density, desc.mass);
         let model = build_model(desc.model, lame, &desc.mesh, &elems);
         let viscosity = build_viscosity(desc.viscosity, &elems);
         let (lo, hi) = desc.mesh.bounding_box();
+        // The body starts at rest; the world places prescribed vertices at each step's end.
+        let x = desc.mesh.positions.clone();
         let v = (0..n)
             .map(|i| {
                 if fixed[i] {
@@ -175,7 +200,7 @@ impl Body {
             .collect();
         Ok(Self {
             name: desc.name,
-            x: desc.mesh.positions.clone(),
+            x,
             v,
             rest_diagonal: (hi - lo).norm(),
             mesh: desc.mesh,
@@ -188,7 +213,59 @@ impl Body {
             viscosity,
             fixed,
             anchors: Anchors::default(),
+            loads,
+            constraints,
+            time: 0.0,
         })
+    }
+
+    /// Sets the loads and prescribed motions for time `t` (the world calls this with the end
+    /// time of each step before the integrator runs): load factors `s(t)`, the active
+    /// constraints (released vertices become free with their motion's velocity) and the held
+    /// components of `x` at their targets.
+    pub fn set_time(&mut self, t: f64) {
+        self.time = t;
+        self.loads.set_time(t);
+        if !self.constraints.is_empty() {
+            let rest = &self.mesh.positions;
+            self.constraints
+                .set_time(t, &mut self.fixed, rest, &mut self.v);
+            self.constraints.place_at(t, rest, &mut self.x);
+        }
+    }
+
+    /// Sets the loads and the held components of `x` on the path from time `from` (`None`:
+    /// from no load and the rest position) to [`time`](Self::time), at fraction `mix` (the
+    /// load steps of a static solve).
+    pub fn set_path(&mut self, from: Option<f64>, mix: f64) {
+        self.loads.set_path(from, self.time, mix);
+        self.constraints
+            .place_path(from, self.time, mix, &self.mesh.positions, &mut self.x);
+    }
+
+    /// True when the loads and prescribed motions are the same at `t1` and `t2`.
+    pub fn same_inputs(&self, t1: f64, t2: f64) -> bool {
+        self.loads.same_at(t1, t2) && self.constraints.same_at(t1, t2)
+    }
+
+    /// The total force `f_el(x) + M g + f_load(x)` at the current positions (refreshes the
+    /// model's frames at `x`), written into `out`.
+    pub fn total_force(&mut self, gravity: &Vector3<f64>, out: &mut [Vector3<f64>]) {
+        self.model.update_frames(&self.elems, &self.x);
+        for (o, m) in out.iter_mut().zip(&self.mass.lumped) {
+            *o = *m * gravity;
+        }
+        self.model.add_forces(&self.elems, &self.x, out);
+        self.loads.add_forces(&self.x, out);
+    }
+
+    /// The reaction force and torque of each constraint (and of the body's own fixed
+    /// vertices, named `fixed`), from the total force at the current positions (see
+    /// [`crate::constraint`]). Refreshes the model's frames at `x`.
+    pub fn reactions(&mut self, gravity: &Vector3<f64>) -> Vec<Reaction> {
+        let mut f = vec![Vector3::zeros(); self.n_vertices()];
+        self.total_force(gravity, &mut f);
+        self.constraints.reactions(&f, &self.x, Some("fixed"))
     }
 
     pub fn n_vertices(&self) -> usize {

@@ -11,10 +11,13 @@
 //! The library never prints and keeps no global state; errors are values.
 
 pub mod body;
+pub mod constraint;
 pub mod contact;
 pub mod fem;
 pub mod linalg;
+pub mod load;
 pub mod mesh;
+pub mod modes;
 pub mod time;
 pub mod world;
 

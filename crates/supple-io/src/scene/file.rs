@@ -28,6 +28,10 @@ pub(super) struct SceneFile {
     pub(super) obstacle: Vec<super::contact::ObstacleSection>,
     #[serde(default)]
     pub(super) step_control: StepControlSection,
+    #[serde(default)]
+    pub(super) load: Vec<super::bc::LoadSection>,
+    #[serde(default)]
+    pub(super) constraint: Vec<super::bc::ConstraintSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's
@@ -40,6 +44,7 @@ pub(super) struct StepControlSection {
     pub(super) volume_range: Option<[f64; 2]>,
     pub(super) max_inverted_share: Option<f64>,
     pub(super) max_unconverged_share: Option<f64>,
+    pub(super) contact_splits: Option<u32>,
 }
 
 pub(super) fn default_gravity() -> [f64; 3] {

@@ -17,6 +17,7 @@ use supple::world::StepControl;
 use supple::world::World;
 use thiserror::Error;
 
+mod bc;
 pub mod budget;
 mod contact;
 mod file;
@@ -241,6 +242,8 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             BodyIssue::Invalid(m) => invalid(m),
         })?);
     }
+    bc::add_loads(file.load, &mut bodies, dir).map_err(invalid)?;
+    bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
             return Err(invalid(format!(
@@ -317,6 +320,7 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
         max_unconverged_share: section
             .max_unconverged_share
             .unwrap_or(d.max_unconverged_share),
+        contact_splits: section.contact_splits.unwrap_or(d.contact_splits),
     };
     control.validate().map_err(|e| e.to_string())?;
     Ok(control)
@@ -434,6 +438,8 @@ fn body_desc(
         },
         viscosity,
         fixed,
+        loads: Vec::new(),
+        constraints: Vec::new(),
     })
 }
 

@@ -11,6 +11,7 @@
 pub mod broad;
 pub mod ccd;
 mod detect;
+pub mod impact_time;
 pub mod obstacle;
 pub mod path;
 mod pipeline;
@@ -76,9 +77,10 @@ pub struct ContactSettings {
     /// Distance (m) vertices are left above an obstacle's surface after projection.
     pub skin: f64,
     /// With a one-step implicit integrator, a step whose end state touched an obstacle is
-    /// solved again with the touching vertices held at their projected contact points, so
-    /// the whole body answers the contact within the step (otherwise only the touching
-    /// surface vertices are moved, which at large steps crushes the tets under them).
+    /// solved again with the touching vertices held on their projected velocity (the
+    /// approach removed, friction applied; see `Contact::hold_obstacle_contacts`), so the
+    /// whole body answers the contact within the step (otherwise only the touching surface
+    /// vertices are moved, which at large steps crushes the tets under them).
     pub hold_contacts: bool,
 }
 

@@ -131,10 +131,9 @@ impl ElementSet {
         });
     }
 
-    /// Deterministic `Σ_e term(e)` (used for energies and volumes).
+    /// Deterministic `Σ_e term(e)` (used for energies and volumes; see [`par::sum_auto`]).
     pub fn sum(&self, term: impl Fn(usize) -> f64 + Sync) -> f64 {
-        let mut partials = vec![0.0; par::n_chunks(self.len())];
-        par::sum(self.len(), &mut partials, term)
+        par::sum_auto(self.len(), term)
     }
 
     /// Runs `body(e)` for every element, colour by colour, in parallel inside a colour.

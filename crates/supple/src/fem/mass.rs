@@ -96,8 +96,7 @@ impl Mass {
         scratch: &mut [Vector3<f64>],
     ) -> f64 {
         self.mul_vec(elems, v, scratch);
-        let mut partials = vec![0.0; par::n_chunks(v.len())];
-        0.5 * par::sum(v.len(), &mut partials, |i| v[i].dot(&scratch[i]))
+        0.5 * par::sum_auto(v.len(), |i| v[i].dot(&scratch[i]))
     }
 }
 

@@ -38,6 +38,22 @@ pub fn sum(n: usize, partials: &mut [f64], term: impl Fn(usize) -> f64 + Sync) -
     partials.iter().sum()
 }
 
+/// Partial sums of [`sum_auto`] kept on the stack.
+const STACK_CHUNKS: usize = 256;
+
+/// [`sum`] with its own workspace: on the stack up to 256 chunks (262,144 items), so energy
+/// checks inside a time step allocate nothing; larger sums allocate their partials.
+pub fn sum_auto(n: usize, term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let nc = n_chunks(n);
+    if nc <= STACK_CHUNKS {
+        let mut partials = [0.0; STACK_CHUNKS];
+        sum(n, &mut partials, term)
+    } else {
+        let mut partials = vec![0.0; nc];
+        sum(n, &mut partials, term)
+    }
+}
+
 /// Below this many entries, vector kernels (a few flops per entry) run on one thread: waking
 /// other threads would cost more than the work.
 pub const VEC_PAR_MIN: usize = 32_768;

@@ -6,9 +6,11 @@
 
 mod boundary;
 mod generate;
+pub mod octasection;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
 pub use generate::{box_grid, BoxGrid, TetSplit};
+pub use octasection::{octasect, Hierarchy, Octasection};
 
 use nalgebra::{Matrix3, Vector3};
 use thiserror::Error;

@@ -230,6 +230,30 @@ impl IntegratorKind {
     /// Creates the integrator with workspaces sized for `body` (for a direct solver: the
     /// ordering and the symbolic factorization).
     pub fn build(&self, body: &Body) -> Result<Box<dyn Integrator>, IntegratorError> {
+        let linear_solve = matches!(
+            self,
+            IntegratorKind::BackwardEulerLinearized { .. }
+                | IntegratorKind::BackwardEuler { .. }
+                | IntegratorKind::Bdf { .. }
+                | IntegratorKind::Static { .. }
+        );
+        if body.constraints.any_partial() && !linear_solve {
+            return Err(IntegratorError::Unsupported {
+                body: body.name.clone(),
+                reason: "per-component (partial) constraints need backward_euler_linearized, backward_euler, bdf or static",
+            });
+        }
+        if body.constraints.any_release()
+            && matches!(
+                self,
+                IntegratorKind::Newmark { .. } | IntegratorKind::Rkf45 { .. }
+            )
+        {
+            return Err(IntegratorError::Unsupported {
+                body: body.name.clone(),
+                reason: "constraints with a release time are not supported by newmark or rkf45 (they keep the fixed set of the start)",
+            });
+        }
         match *self {
             IntegratorKind::BackwardEulerLinearized { solver, warm_start } => {
                 let integrator =

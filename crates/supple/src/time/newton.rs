@@ -236,6 +236,38 @@ impl Newton {
         })
     }
 
+    /// The scale of a static solve's convergence test at `body.x`: `‖M g‖` over the free
+    /// vertices; with loads `‖M g + f_load(x)‖` over the free components; with constraints
+    /// also `+ ‖f_el(x) + M g + f_load(x)‖` over the held components (the reactions, which
+    /// are the only scale of a displacement-driven problem). Uses `f`, `mv` as scratch.
+    pub fn load_norm(&mut self, body: &mut Body, gravity: &Vector3<f64>) -> f64 {
+        if body.loads.is_empty() && body.constraints.is_empty() {
+            return load_norm(body, gravity);
+        }
+        let lumped = &body.mass.lumped;
+        par::for_each_mut(&mut self.f, |i, f| *f = lumped[i] * gravity);
+        body.loads.add_forces(&body.x, &mut self.f);
+        let mut norm = 0.0;
+        if !body.constraints.is_empty() {
+            // Held part: f − (free part), with the elastic forces at x.
+            body.model.update_frames(&body.elems, &body.x);
+            self.mv.copy_from_slice(&self.f);
+            body.model.add_forces(&body.elems, &body.x, &mut self.mv);
+            self.g_trial.copy_from_slice(&self.mv);
+            zero_fixed(&body.fixed, &mut self.g_trial);
+            body.constraints.project(&mut self.g_trial);
+            let (all, free) = (&self.mv, &self.g_trial);
+            norm += par::sum(all.len(), &mut self.partials, |i| {
+                (all[i] - free[i]).norm_squared()
+            })
+            .sqrt();
+        }
+        zero_fixed(&body.fixed, &mut self.f);
+        body.constraints.project(&mut self.f);
+        let f = &self.f;
+        norm + par::sum(f.len(), &mut self.partials, |i| f[i].norm_squared()).sqrt()
+    }
+
     /// `‖r‖` of the first guess and after each iteration of the last solve.
     pub fn history(&self) -> &[f64] {
         &self.history
@@ -250,6 +282,7 @@ impl Newton {
             ..NewtonStats::default()
         };
         zero_fixed(&body.fixed, &mut self.u);
+        body.constraints.project(&mut self.u);
         self.history.clear();
         let t0 = Instant::now();
         let mut norm = self.eval_current(body, form);
@@ -417,25 +450,27 @@ impl Newton {
                 0.0
             }
         });
-        Some(match form.eta {
-            Some(eta) => {
-                par::for_each_mut(&mut self.f, |i, d| *d = u[i] - eta[i]);
-                body.mass.mul_vec(&body.elems, &self.f, &mut self.mv);
-                let (d, mv) = (&self.f, &self.mv);
-                let inertia = 0.5 * par::sum(u.len(), &mut self.partials, |i| d[i].dot(&mv[i]));
-                let mass_damping = if body.damping.alpha > 0.0 {
-                    body.mass.mul_vec(&body.elems, u, &mut self.mv);
-                    let mv = &self.mv;
-                    0.5 * form.gamma
-                        * body.damping.alpha
-                        * par::sum(u.len(), &mut self.partials, |i| u[i].dot(&mv[i]))
-                } else {
-                    0.0
-                };
-                inertia + elastic - form.gamma * load + mass_damping
-            }
-            None => elastic - load,
-        })
+        Some(
+            match form.eta {
+                Some(eta) => {
+                    par::for_each_mut(&mut self.f, |i, d| *d = u[i] - eta[i]);
+                    body.mass.mul_vec(&body.elems, &self.f, &mut self.mv);
+                    let (d, mv) = (&self.f, &self.mv);
+                    let inertia = 0.5 * par::sum(u.len(), &mut self.partials, |i| d[i].dot(&mv[i]));
+                    let mass_damping = if body.damping.alpha > 0.0 {
+                        body.mass.mul_vec(&body.elems, u, &mut self.mv);
+                        let mv = &self.mv;
+                        0.5 * form.gamma
+                            * body.damping.alpha
+                            * par::sum(u.len(), &mut self.partials, |i| u[i].dot(&mv[i]))
+                    } else {
+                        0.0
+                    };
+                    inertia + elastic - form.gamma * load + mass_damping
+                }
+                None => elastic - load,
+            } + body.loads.potential(x, &body.mesh.positions)?,
+        )
     }
 
     fn accept(&mut self) {
@@ -471,6 +506,7 @@ impl Newton {
                 u[i] + alpha * delta[i]
             }
         });
+        body.constraints.project(&mut self.u_trial);
         residual(
             &mut self.system,
             body,
@@ -574,10 +610,12 @@ fn residual(
             let (lumped, load) = (&body.mass.lumped, form.gravity);
             par::for_each_mut(f, |i, fi| *fi = lumped[i] * load);
             body.model.add_forces(&body.elems, x, f);
+            body.loads.add_forces(x, f);
             g.copy_from_slice(f);
         }
     }
     zero_fixed(&body.fixed, g);
+    body.constraints.project(g);
     let g = &*g;
     par::sum(g.len(), partials, |i| g[i].norm_squared()).sqrt()
 }

@@ -13,9 +13,13 @@
 //! keep it: each does one Newton solve at the full load from the current state, which costs
 //! one residual evaluation and no iteration when nothing changed, and re-equilibrates when
 //! something did (positions edited from outside); a changed gravity is ramped again from the
-//! last one. `dt` is ignored. [`StepStats::substeps`] counts the load steps (Newton solves).
+//! last one. External loads ([`crate::load`]) and prescribed motions ([`crate::constraint`])
+//! are ramped with it: load step `k` applies them on the path from the last equilibrium's time
+//! (from zero and the rest position at the first step) to the body's current
+//! [`Body::time`] at fraction `k/n` ([`Body::set_path`]); `n = 1` when nothing changed.
+//! `dt` is ignored. [`StepStats::substeps`] counts the load steps (Newton solves).
 
-use super::newton::{load_norm, Formula, Newton, NewtonSettings};
+use super::newton::{Formula, Newton, NewtonSettings};
 use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
 use crate::body::Body;
 use nalgebra::Vector3;
@@ -26,8 +30,8 @@ pub struct StaticEquilibrium {
     load_steps: u32,
     newton: Newton,
     xi: Vec<Vector3<f64>>,
-    /// The gravity of the last equilibrium solved, if any.
-    solved_for: Option<Vector3<f64>>,
+    /// The gravity and the body's time of the last equilibrium solved, if any.
+    solved_for: Option<(Vector3<f64>, f64)>,
 }
 
 impl StaticEquilibrium {
@@ -45,7 +49,7 @@ impl StaticEquilibrium {
                 reason: "must be at least 1",
             });
         }
-        if !body.fixed.iter().any(|&f| f) {
+        if !body.fixed.iter().any(|&f| f) && body.constraints.is_empty() {
             return Err(IntegratorError::Unsupported {
                 body: body.name.clone(),
                 reason:
@@ -77,22 +81,26 @@ impl Integrator for StaticEquilibrium {
         _dt: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
-        let (from, n) = match self.solved_for {
-            Some(g) if g == *gravity => (g, 1),
-            Some(g) => (g, self.load_steps),
-            None => (Vector3::zeros(), self.load_steps),
+        let t = body.time;
+        let (from, from_t, n) = match self.solved_for {
+            Some((g, ts)) if g == *gravity && body.same_inputs(ts, t) => (g, Some(ts), 1),
+            Some((g, ts)) => (g, Some(ts), self.load_steps),
+            None => (Vector3::zeros(), None, self.load_steps),
         };
         let mut stats = StepStats::default();
         self.newton.u.fill(Vector3::zeros());
         for k in 1..=n {
-            let load = from + (gravity - from) * (k as f64 / n as f64);
+            let mix = k as f64 / n as f64;
+            let load = from + (gravity - from) * mix;
+            body.set_path(from_t, mix);
             self.xi.copy_from_slice(&body.x);
+            let reference = self.newton.load_norm(body, &load);
             let form = Formula {
                 xi: &self.xi,
                 eta: None,
                 gamma: 1.0,
                 gravity: load,
-                reference: load_norm(body, &load),
+                reference,
             };
             // `newton.u` keeps the last increment as the first guess of the next.
             self.newton.solve(body, &form).add_to(&mut stats);
@@ -100,7 +108,7 @@ impl Integrator for StaticEquilibrium {
             check_barrier(body)?;
         }
         body.v.fill(Vector3::zeros());
-        self.solved_for = Some(*gravity);
+        self.solved_for = Some((*gravity, t));
         Ok(stats)
     }
 }

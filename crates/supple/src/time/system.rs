@@ -1,7 +1,8 @@
 //! The dynamic system every integrator sees: `M a = f(x, v) + M g` with
 //! `f(x, v) = f_el(x) − D_visc(x) v − α M v − β K(x) v` (elastic model, the body's
 //! strain-rate damping or viscosity, Rayleigh damping) plus contact-spring anchors
-//! ([`crate::contact::springs::Anchors`]), and fixed vertices.
+//! ([`crate::contact::springs::Anchors`]) and external loads ([`crate::load`]), and fixed
+//! vertices and per-component constraints ([`crate::constraint`]).
 //!
 //! Integrators are written only against this (Vega FEM's separation of force model and
 //! integrator): they never know which material or dissipation a body has.
@@ -50,6 +51,7 @@ impl System {
         if body.anchors.enabled() {
             body.anchors.add_forces(x, out);
         }
+        body.loads.add_forces(x, out);
         let (alpha, beta) = (body.damping.alpha, body.damping.beta);
         if alpha > 0.0 {
             body.mass.mul_vec(&body.elems, v, &mut self.tmp);
@@ -67,7 +69,9 @@ impl System {
 
     /// Sets `a = cm M + cd D(x) + ck K(x)` with `D = α M + β K + D_visc` the damping matrix
     /// and `K = −∂f_el/∂x` (frames as last refreshed). Backward Euler's Newton matrix is
-    /// `cm = 1, cd = h, ck = h²`.
+    /// `cm = 1, cd = h, ck = h²`. Follower loads add the symmetric part of their stiffness
+    /// (scaled by `ck`), and partially held vertices are filtered
+    /// ([`crate::constraint::Constraints::filter_matrix`]).
     pub fn assemble(
         &self,
         body: &Body,
@@ -91,24 +95,32 @@ impl System {
         body.mass.add_to(a, cm + cd * alpha);
         if ck != 0.0 {
             body.anchors.add_to(a, ck);
+            body.loads.add_tangent(x, ck, true, a);
         }
+        body.constraints.filter_matrix(a);
     }
 
     /// True when `assemble` gives the same matrix for every `x` (so it and its factor can be
     /// kept while the coefficients do not change).
     pub fn matrix_is_constant(body: &Body) -> bool {
-        body.model.tangent_is_constant() && body.viscosity.is_none() && !body.anchors.enabled()
+        body.model.tangent_is_constant()
+            && body.viscosity.is_none()
+            && !body.anchors.enabled()
+            && !body.loads.has_follower()
+            && !(body.constraints.any_partial() && body.constraints.any_release())
     }
 
-    /// Total energy `kinetic + elastic + gravitational` of the body's state, where the model
-    /// has an energy (refreshes the model's frames at `body.x`).
+    /// Total energy `kinetic + elastic + gravitational + load potential` of the body's
+    /// state, where the model has an energy and the loads a potential.
     pub fn total_energy(body: &mut Body, gravity: &Vector3<f64>) -> Option<f64> {
         let elastic = body.elastic_energy()?;
-        Some(body.kinetic_energy() + elastic + body.potential_energy(gravity))
+        let loads = body.loads.potential(&body.x, &body.mesh.positions)?;
+        Some(body.kinetic_energy() + elastic + body.potential_energy(gravity) + loads)
     }
 }
 
-/// Sets the entries of fixed vertices to zero.
+/// Sets the entries of fixed vertices to zero (see [`Body::constraints`] for partially held
+/// ones).
 pub fn zero_fixed(fixed: &[bool], v: &mut [Vector3<f64>]) {
     for (vi, &f) in v.iter_mut().zip(fixed) {
         if f {

@@ -40,6 +40,12 @@ pub struct StepControl {
     /// A run in which more than this share of the steps kept unconverged solves fails
     /// ([`super::World::verdict`]).
     pub max_unconverged_share: f64,
+    /// A step whose obstacle contact began well inside it (see
+    /// [`crate::contact::impact_time`]) is taken in two parts, free until the contact and held
+    /// after it, at most this many splits deep (0: never; one-step implicit integrators with
+    /// `hold_contacts` only). Splits and halvings share the depth `max_halvings`, so no more
+    /// than that many take effect. Each level costs one more solve on the steps that need it.
+    pub contact_splits: u32,
 }
 
 impl Default for StepControl {
@@ -52,6 +58,7 @@ impl Default for StepControl {
             // element recovers from it); a body turned inside out fails the volume range.
             max_inverted_share: 1.0,
             max_unconverged_share: 0.1,
+            contact_splits: 2,
         }
     }
 }
@@ -61,6 +68,13 @@ impl StepControl {
     /// a volume range that does not contain 1, shares outside `[0, 1]`.
     pub fn validate(&self) -> Result<(), WorldError> {
         let bad = |key, value, reason| Err(WorldError::StepControl { key, value, reason });
+        if self.contact_splits > 20 {
+            return bad(
+                "contact_splits",
+                f64::from(self.contact_splits),
+                "must be at most 20",
+            );
+        }
         if self.max_halvings > 20 {
             return bad(
                 "max_halvings",
@@ -140,6 +154,8 @@ pub struct StepReport {
     pub retries: usize,
     /// The shortest step taken (the world's `dt` when nothing failed).
     pub min_dt: f64,
+    /// Times the step was split at an obstacle contact's start ([`StepControl::contact_splits`]).
+    pub contact_splits: usize,
     /// The step was kept with unconverged solves after its last allowed halving.
     pub unconverged: bool,
 }
@@ -155,6 +171,8 @@ pub struct RunTotals {
     pub min_dt: f64,
     /// Steps kept with unconverged solves.
     pub unconverged_steps: usize,
+    /// Splits at obstacle contacts, summed over all steps.
+    pub contact_splits: usize,
 }
 
 impl Default for RunTotals {
@@ -164,6 +182,7 @@ impl Default for RunTotals {
             retries: 0,
             min_dt: f64::INFINITY,
             unconverged_steps: 0,
+            contact_splits: 0,
         }
     }
 }
@@ -175,6 +194,8 @@ pub(super) enum Failure {
     Unconverged,
     /// Body `.0` cannot go on from this state, for reason `.1`.
     Hard(usize, String),
+    /// An obstacle contact began at this fraction of the step: take it in two parts there.
+    Split(f64),
 }
 
 /// The positions and velocities of every body (the state a retried step starts from).

@@ -150,6 +150,7 @@ impl World {
         self.totals.retries += self.report.retries;
         self.totals.min_dt = self.totals.min_dt.min(self.report.min_dt);
         self.totals.unconverged_steps += usize::from(self.report.unconverged);
+        self.totals.contact_splits += self.report.contact_splits;
         result.map_err(|(b, reason)| Diverged {
             body: self.bodies[b].name.clone(),
             step: self.steps,
@@ -169,33 +170,37 @@ impl World {
             }
             self.snapshots[depth as usize].save(&self.bodies);
         }
-        let failure = match self.attempt(t0, h) {
+        let split_possible = retry_possible && depth < self.control.contact_splits;
+        let failure = match self.attempt(t0, h, split_possible) {
             Ok(()) => return Ok(()),
             Err(f) => f,
         };
-        let retry = retry_possible
-            && match failure {
-                Failure::Unconverged => depth < self.control.unconverged_halvings,
-                Failure::Hard(..) => true,
-            };
-        if retry {
-            self.snapshots[depth as usize].restore(&mut self.bodies);
-            for integrator in &mut self.integrators {
-                integrator.restart();
+        let first = match failure {
+            Failure::Split(tau) => {
+                self.report.contact_splits += 1;
+                tau * h
             }
-            self.report.retries += 1;
-            let half = 0.5 * h;
-            self.report.min_dt = self.report.min_dt.min(half);
-            self.advance(t0, half, depth + 1)?;
-            return self.advance(t0 + half, half, depth + 1);
-        }
-        match failure {
+            Failure::Unconverged if retry_possible && depth < self.control.unconverged_halvings => {
+                self.report.retries += 1;
+                0.5 * h
+            }
+            Failure::Hard(..) if retry_possible => {
+                self.report.retries += 1;
+                0.5 * h
+            }
             Failure::Unconverged => {
                 self.report.unconverged = true;
-                Ok(())
+                return Ok(());
             }
-            Failure::Hard(b, reason) => Err((b, reason)),
+            Failure::Hard(b, reason) => return Err((b, reason)),
+        };
+        self.snapshots[depth as usize].restore(&mut self.bodies);
+        for integrator in &mut self.integrators {
+            integrator.restart();
         }
+        self.report.min_dt = self.report.min_dt.min(first).min(h - first);
+        self.advance(t0, first, depth + 1)?;
+        self.advance(t0 + first, h - first, depth + 1)
     }
 
     /// Step control needs a state it can restore: not with contact springs, whose set
@@ -207,8 +212,10 @@ impl World {
     }
 
     /// One try at `[t0, t0 + h]`: contact's start-of-step bookkeeping, each body's
-    /// integrator step (with the contact hold), the contact phase, then the checks.
-    fn attempt(&mut self, t0: f64, h: f64) -> Result<(), Failure> {
+    /// integrator step (with the contact hold), the contact phase, then the checks. With
+    /// `split_possible`, a held contact that began well inside the step ends the try with
+    /// [`Failure::Split`] before the held solve.
+    fn attempt(&mut self, t0: f64, h: f64, split_possible: bool) -> Result<(), Failure> {
         if let Some(contact) = &mut self.contact {
             contact.begin_step(&mut self.bodies);
         }
@@ -218,6 +225,7 @@ impl World {
             .zip(&mut self.last_stats)
             .enumerate()
         {
+            body.set_time(t0 + h);
             body.model.begin_step();
             let mut stats = integrator
                 .step(body, h, &self.gravity)
@@ -225,6 +233,13 @@ impl World {
             if let Some(contact) = &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
                 if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, h) {
+                    // The hold restored the start-of-step positions: place the prescribed
+                    // vertices at the step's end again.
+                    body.set_time(t0 + h);
+                    if let Some(tau) = contact.impact_split(b).filter(|_| split_possible) {
+                        contact.release_holds(b, body);
+                        return Err(Failure::Split(tau));
+                    }
                     let first = stats;
                     let second = integrator.step(body, h, &self.gravity);
                     contact.release_holds(b, body);

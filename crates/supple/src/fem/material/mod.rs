@@ -3,6 +3,7 @@
 //! The interface follows Vega FEM's `ForceModel` split: a model knows forces and tangents,
 //! integrators know only this trait.
 
+mod coarse_frames;
 mod corotational;
 mod hybrid;
 mod hyperelastic;
@@ -13,6 +14,7 @@ mod stvk;
 mod viscosity;
 mod warped;
 
+pub use coarse_frames::CoarseFrameCorotational;
 pub use corotational::{Corotational, CorotationalTangent};
 pub use hybrid::Hybrid;
 pub use hyperelastic::{Hyperelastic, HyperelasticLaw, Pk1Derivative};

@@ -1,0 +1,102 @@
+//! Prescribed motions of held vertices: the target position of a vertex with rest position
+//! `X` at motion parameter `p` (`p = s(t)` from the constraint's time function, or `p = t`).
+
+use crate::load::{interpolate, TimeFunction};
+use nalgebra::{Matrix3, Rotation3, Unit, Vector3};
+
+/// Where a held vertex goes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Motion {
+    /// Its rest position `X`.
+    #[default]
+    Rest,
+    /// `X + p (F X + c − X)`: the affine map `x = F X + c` reached at `p = 1`.
+    Affine { f: Matrix3<f64>, c: Vector3<f64> },
+    /// `c + R(p θ) (X − c)`: rotation by `p θ` (radians) about `axis` through `center`
+    /// (a rotation path, not a chord, so large angles stay rigid on the way).
+    Rotation {
+        center: Vector3<f64>,
+        axis: Vector3<f64>,
+        angle: f64,
+    },
+    /// `X + p d`.
+    Translation(Vector3<f64>),
+    /// `X + t v` (`p = t`; the time function is ignored).
+    Velocity(Vector3<f64>),
+    /// `X + d(t)`, `d` piecewise linear through `(t, d)` keyframes, held outside them
+    /// (`p = t`; the time function is ignored).
+    Path(Vec<(f64, Vector3<f64>)>),
+}
+
+impl Motion {
+    /// Why the motion is unusable, if it is.
+    pub fn check(&self) -> Result<(), String> {
+        let finite = |v: &[f64]| v.iter().all(|c| c.is_finite());
+        match self {
+            Motion::Rest => Ok(()),
+            Motion::Affine { f, c } if finite(f.as_slice()) && finite(c.as_slice()) => Ok(()),
+            Motion::Affine { .. } => Err("affine: F and c must be finite".into()),
+            Motion::Rotation {
+                center,
+                axis,
+                angle,
+            } => {
+                if !(finite(center.as_slice()) && finite(axis.as_slice()) && angle.is_finite()) {
+                    Err("rotation: center, axis and angle must be finite".into())
+                } else if axis.norm() == 0.0 {
+                    Err("rotation.axis must not be zero".into())
+                } else {
+                    Ok(())
+                }
+            }
+            Motion::Translation(d) | Motion::Velocity(d) if finite(d.as_slice()) => Ok(()),
+            Motion::Translation(_) | Motion::Velocity(_) => {
+                Err("the displacement or velocity must be finite".into())
+            }
+            Motion::Path(keys) => {
+                let times: Vec<(f64, f64)> = keys
+                    .iter()
+                    .map(|(t, d)| (*t, if finite(d.as_slice()) { 0.0 } else { f64::NAN }))
+                    .collect();
+                TimeFunction::Keyframes(times)
+                    .check()
+                    .map_err(|e| format!("path: {e}"))
+            }
+        }
+    }
+
+    /// The motion parameter at time `t`.
+    pub fn parameter(&self, time: &TimeFunction, t: f64) -> f64 {
+        match self {
+            Motion::Velocity(_) | Motion::Path(_) => t,
+            _ => time.at(t),
+        }
+    }
+
+    /// The target of a vertex with rest position `x0` at parameter `p`.
+    pub fn target(&self, x0: &Vector3<f64>, p: f64) -> Vector3<f64> {
+        match self {
+            Motion::Rest => *x0,
+            Motion::Affine { f, c } => x0 + p * (f * x0 + c - x0),
+            Motion::Rotation {
+                center,
+                axis,
+                angle,
+            } => {
+                let r = Rotation3::from_axis_angle(&Unit::new_normalize(*axis), p * angle);
+                center + r * (x0 - center)
+            }
+            Motion::Translation(d) => x0 + p * d,
+            Motion::Velocity(v) => x0 + p * v,
+            Motion::Path(keys) => x0 + interpolate(keys, p, |a, b, w| a + w * (b - a)),
+        }
+    }
+
+    /// The velocity of the target at time `t` (central difference of the target along the
+    /// time function, step `10⁻⁶ max(1, |t|)`).
+    pub fn velocity(&self, time: &TimeFunction, x0: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        let h = 1e-6 * t.abs().max(1.0);
+        let at = |t: f64| self.target(x0, self.parameter(time, t));
+        (at(t + h) - at(t - h)) / (2.0 * h)
+    }
+}
