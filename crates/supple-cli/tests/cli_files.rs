@@ -214,3 +214,24 @@ fn a_gmsh_mesh_with_a_region_runs_and_its_notes_reach_the_summary() {
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[0].as_str().unwrap().contains("11 cell(s)"));
 }
+
+#[test]
+fn load_and_constraint_names_are_refused_like_body_names() {
+    let dir = temp_dir("bc-names");
+    for (section, key) in [
+        (
+            "[[constraint]]\nname = \"a,b\"\nregion = { plane = { point = [0.4, 0.0, 0.0], normal = [1.0, 0.0, 0.0] } }\n",
+            "constraint[0].name",
+        ),
+        (
+            "[[load]]\nname = \"../x\"\nregion = { plane = { point = [0.4, 0.0, 0.0], normal = [1.0, 0.0, 0.0] } }\nforce = [0.0, -1.0, 0.0]\n",
+            "load[0].name",
+        ),
+    ] {
+        let o = run_scene(&dir, &format!("{BAR}{section}"), &[]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(key), "{err}");
+        assert!(!dir.join("out").exists());
+    }
+}
