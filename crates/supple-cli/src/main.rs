@@ -1,7 +1,9 @@
 //! `supple`: run scenes, benchmark them.
 
 mod bench;
+mod budget;
 mod hauth_forces;
+mod interrupt;
 mod modes;
 mod order;
 mod pictures;
@@ -59,14 +61,39 @@ enum Experiment {
     Stress(stress::StressArgs),
 }
 
+/// Exit status of a command line that cannot be understood (unknown option, missing
+/// argument): `EX_USAGE` of BSD's sysexits, distinct from a failed run.
+pub const EXIT_USAGE: i32 = 64;
+/// `--threads` above this many times the cores is capped (more threads than cores only
+/// adds switching; thousands make a run many times slower).
+const MAX_THREADS_PER_CORE: usize = 4;
+
 /// Exit status of a run that diverged.
 pub const EXIT_DIVERGED: i32 = 2;
+/// Exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention); its files
+/// are complete up to the last step.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout and succeed; usage errors get their own
+            // status (clap's own 2 is the status of a diverged run).
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = cli.threads {
-        pool = pool.num_threads(n);
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let max = MAX_THREADS_PER_CORE * cores;
+        if n > max {
+            eprintln!(
+                "note: --threads {n} capped at {max} ({MAX_THREADS_PER_CORE} × the {cores} cores)"
+            );
+        }
+        pool = pool.num_threads(n.min(max));
     }
     let pool = match pool.build() {
         Ok(pool) => pool,
@@ -101,10 +128,27 @@ fn main() {
             std::process::exit(0)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_line(&e));
             std::process::exit(1);
         }
     }
+}
+
+/// The error and its causes on one line, each said once: a cause whose text its parent
+/// already quotes (an OS error inside a file error) is not repeated.
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// Loads a scene, applying a duration override.

@@ -18,6 +18,7 @@ use supple::linalg::ordering::{compute, Graph, OrderingInput, OrderingKind, Perm
 use supple::linalg::{symbolic, BlockCsr, BlockPattern, SparseCholesky};
 use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Matrix3, Vector3};
+use supple_io::scene::budget::{box_counts, check_mesh_size};
 
 #[derive(Args)]
 pub struct OrderArgs {
@@ -232,11 +233,23 @@ pub fn order(args: OrderArgs) -> Result<()> {
     let (positions, cells, grid_dims) = match (&args.grid, &args.r#box, &args.mesh) {
         (Some(g), None, None) => {
             let d = dims(g, "grid")?;
+            // Before allocating: a grid whose counts overflow or cannot be held is refused.
+            let vertices = (d.iter().map(|&n| n as u64)).try_fold(1u64, u64::checked_mul);
+            let cells = (d.iter().map(|&n| n as u64 - 1)).try_fold(1u64, u64::checked_mul);
+            let (vertices, cells) = vertices
+                .zip(cells)
+                .ok_or_else(|| anyhow::anyhow!("--grid {g}: the vertex count overflows"))?;
+            check_mesh_size(&format!("--grid {g}"), vertices, cells, "hex cells")
+                .map_err(anyhow::Error::msg)?;
             let (p, c) = hex_grid(d);
             (p, c, Some(d))
         }
         (None, Some(b), None) => {
             let d = dims(b, "box")?;
+            let (vertices, tets) = box_counts(d, 6)
+                .ok_or_else(|| anyhow::anyhow!("--box {b}: the vertex or tet count overflows"))?;
+            check_mesh_size(&format!("--box {b}"), vertices, tets, "tets")
+                .map_err(anyhow::Error::msg)?;
             let m = box_grid(&BoxGrid {
                 cells: d,
                 cell_size: Vector3::repeat(1.0),

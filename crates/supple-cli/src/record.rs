@@ -185,6 +185,7 @@ impl Recorder {
             }
         }
         writeln!(csv, "{}", header.join(","))?;
+        csv.flush()?;
         Ok(Self {
             reactions,
             newton_unconverged: 0,
@@ -255,7 +256,8 @@ impl Recorder {
         let wall = self.wall_ms.last().copied().unwrap_or(0.0);
         let mut row = vec![
             world.steps.to_string(),
-            format!("{:.6}", world.time),
+            // Shortest round-trip form: steps of 2e-7 s stay distinct.
+            format!("{:?}", world.time),
             format!("{wall:.4}"),
             world.totals().retried_steps.to_string(),
             format!("{:.6e}", world.last_step().min_dt),
@@ -315,7 +317,9 @@ impl Recorder {
             let x = world.bodies[p.body].x[p.vertex];
             row.extend(x.iter().map(|c| format!("{c:.9e}")));
         }
-        writeln!(self.csv, "{}", row.join(","))
+        writeln!(self.csv, "{}", row.join(","))?;
+        // Every row on disk as soon as it is written: a stopped run keeps its metrics.
+        self.csv.flush()
     }
 
     /// A static run whose last equilibrium did not converge: the Newton residual it ended at.
@@ -330,6 +334,7 @@ impl Recorder {
         world: &World,
         scene: &str,
         diverged: Option<&supple::world::Diverged>,
+        interrupted: bool,
     ) -> std::io::Result<Summary> {
         self.csv.flush()?;
         let steps = world.steps.max(1) as f64;
@@ -340,6 +345,8 @@ impl Recorder {
             sim_time: world.time,
             dt: world.dt,
             diverged: diverged.is_some(),
+            interrupted,
+            mesh_notes: Vec::new(),
             diverged_step: diverged.map(|d| d.step),
             diverged_body: diverged.map(|d| d.body.clone()),
             diverged_reason: diverged.map(|d| d.reason.clone()),
@@ -459,6 +466,12 @@ pub struct Summary {
     pub sim_time: f64,
     pub dt: f64,
     pub diverged: bool,
+    /// The run was stopped by Ctrl-C (SIGINT/SIGTERM) after `steps` steps.
+    pub interrupted: bool,
+    /// What loading the scene's meshes left out or changed (skipped cells, dropped
+    /// vertices, swapped tets).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mesh_notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diverged_step: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]

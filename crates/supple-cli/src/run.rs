@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use supple::world::World;
-use supple_io::vtu::{write_pvd, write_vtu, VtuFrame};
+use supple_io::pvd::{PvdEntry, PvdWriter};
+use supple_io::vtu::{write_vtu_with, VtuEncoding, VtuFrame};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -27,11 +28,17 @@ pub struct RunArgs {
     /// Print nothing but errors (no progress bar, no closing line).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run even when the output is estimated above the size limit (5 GB).
+    #[arg(long)]
+    pub force: bool,
 }
 
-/// Runs the scene; returns the process exit status (0, or 2 when the simulation diverged).
+/// Runs the scene; returns the process exit status (0; [`crate::EXIT_DIVERGED`] when the
+/// simulation diverged; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
+    // Refused before any file is written or any step taken.
+    crate::budget::check(&scene, args.force)?;
     let out = args
         .out
         .clone()
@@ -47,6 +54,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let mut world = scene.build_world()?;
     if !args.quiet {
+        for n in &scene.notes {
+            eprintln!("note: {n}");
+        }
         for (body, notes) in world.integrator_notes() {
             for n in notes {
                 eprintln!("{}: {body}: {n}", world.integrator_name());
@@ -71,9 +81,19 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
     let mut rec = Recorder::new(&mut world, &scene.probes, csv)?;
-    let mut pvd: Vec<(f64, String)> = Vec::new();
+    // Created now and kept valid after every frame: a run stopped at any point leaves a
+    // collection ParaView reads.
+    let mut pvd = match scene.output.vtu {
+        true => Some(PvdWriter::create(&out.join("scene.pvd"))?),
+        false => None,
+    };
+    let mut frames_written = 0usize;
+    let encoding = match scene.output.compress {
+        true => VtuEncoding::Zlib,
+        false => VtuEncoding::Raw,
+    };
+    let mut last_frame_time = None;
     let every = scene.output.frame_every;
-    let write_vtu_frames = scene.output.vtu;
     let surfaces = (world.bodies.iter())
         .map(|b| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
         .collect();
@@ -82,8 +102,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Recording::new(scene.output.color, surfaces).with_obstacles(obstacles.unwrap_or(&[]));
 
     let mut write_frame =
-        |world: &mut World, rec: &mut Recorder, pvd: &mut Vec<(f64, String)>| -> Result<()> {
+        |world: &mut World, rec: &mut Recorder, pvd: &mut Option<PvdWriter>| -> Result<()> {
             rec.write_row(world)?;
+            last_frame_time = Some(world.time);
             let stresses: Vec<Option<Vec<f64>>> = world
                 .bodies
                 .iter_mut()
@@ -97,16 +118,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
                 })
                 .collect();
             recording.push(world.time, &states);
-            if write_vtu_frames {
-                for (body, vm) in world.bodies.iter().zip(&stresses) {
-                    let name = if world.bodies.len() == 1 {
-                        format!("frame_{:05}.vtu", pvd.len())
+            if let Some(pvd) = pvd {
+                let several = world.bodies.len() > 1;
+                for (part, (body, vm)) in world.bodies.iter().zip(&stresses).enumerate() {
+                    // Body names are restricted to [A-Za-z0-9_-] (supple_io::scene::names):
+                    // the file stays in frames/.
+                    let name = if several {
+                        format!("{}_frame_{frames_written:05}.vtu", body.name)
                     } else {
-                        format!(
-                            "{}_frame_{:05}.vtu",
-                            body.name,
-                            pvd.len() / world.bodies.len()
-                        )
+                        format!("frame_{frames_written:05}.vtu")
                     };
                     let displacement: Vec<_> = body
                         .x
@@ -127,9 +147,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
                         cell_scalars,
                         ..VtuFrame::new(&body.x, &body.elems.tets)
                     };
-                    write_vtu(&frames_dir.join(&name), &frame)?;
-                    pvd.push((world.time, format!("frames/{name}")));
+                    write_vtu_with(&frames_dir.join(&name), &frame, encoding)?;
+                    pvd.push(&PvdEntry {
+                        time: world.time,
+                        part,
+                        name: several.then(|| body.name.clone()),
+                        file: format!("frames/{name}"),
+                    })?;
                 }
+                frames_written += 1;
             }
             Ok(())
         };
@@ -148,8 +174,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
         bar
     };
     write_frame(&mut world, &mut rec, &mut pvd)?;
+    let interrupt = crate::interrupt::watch();
     let started = Instant::now();
     let mut diverged = None;
+    let mut interrupted = false;
     for _ in 0..steps {
         let t = Instant::now();
         let result = world.step();
@@ -158,10 +186,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
             diverged = Some(d);
             break;
         }
-        if world.steps % every == 0 || world.steps == steps {
+        let stop = interrupt.requested();
+        if world.steps % every == 0 || world.steps == steps || stop {
             write_frame(&mut world, &mut rec, &mut pvd)?;
         }
         bar.inc(1);
+        if stop {
+            interrupted = true;
+            break;
+        }
     }
     bar.finish_and_clear();
     // A run whose steps all finished can still have failed: too many unconverged solves.
@@ -189,10 +222,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
             ),
         });
     }
-    if write_vtu_frames {
-        write_pvd(&out.join("scene.pvd"), &pvd)?;
-    }
-    let summary = rec.summary(&world, &scene.name, diverged.as_ref())?;
+    drop(pvd);
+    let mut summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
+    summary.mesh_notes = scene.notes.clone();
     let summary_path = out.join("summary.json");
     std::fs::write(
         &summary_path,
@@ -223,11 +255,20 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     if let Some(d) = diverged {
         eprintln!(
-            "diverged: {d}; frames up to t = {:.6} s are in {}",
-            pvd.last().map_or(0.0, |p| p.0),
+            "diverged: {d}; frames up to t = {:?} s are in {}",
+            last_frame_time.unwrap_or(0.0),
             out.display()
         );
         return Ok(crate::EXIT_DIVERGED);
+    }
+    if interrupted {
+        eprintln!(
+            "interrupted after step {} (t = {:?} s); frames, metrics.csv and summary.json (\"interrupted\": true) are in {}",
+            world.steps,
+            world.time,
+            out.display()
+        );
+        return Ok(crate::EXIT_INTERRUPTED);
     }
     if !args.quiet {
         eprintln!(

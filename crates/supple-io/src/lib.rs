@@ -2,9 +2,12 @@
 //! TOML scene format.
 
 pub mod error;
+pub mod import;
 pub mod output;
+pub mod pvd;
 pub mod scene;
 pub mod tetgen;
+pub mod vtk_data;
 pub mod vtu;
 pub mod vtu_read;
 

@@ -10,6 +10,8 @@ pub struct OutputSettings {
     pub frame_every: usize,
     /// Write `frames/*.vtu` and `scene.pvd`.
     pub vtu: bool,
+    /// zlib-compress the VTU arrays (ParaView, VTK and meshio read both).
+    pub compress: bool,
     /// Write `images/frame_NNNNN.png` every this many output frames (0: only `final.png`).
     pub png_every: usize,
     /// Write `animation.gif`; unset: only when the run has fewer than
@@ -37,6 +39,7 @@ impl Default for OutputSettings {
         Self {
             frame_every: 1,
             vtu: true,
+            compress: true,
             png_every: 0,
             gif: None,
             gif_fps: 25.0,

@@ -1,12 +1,14 @@
 //! ParaView output: VTK XML unstructured grids (`.vtu`) and time collections (`.pvd`).
 //!
-//! Arrays are written with `format="binary"`: each `DataArray` holds one base64 block of
-//! `[u64 byte count][little-endian data]` (`header_type="UInt64"`, no compression), which
-//! ParaView and Python's `meshio` both read.
+//! Arrays are written inline with `format="binary"` and `header_type="UInt64"`, by default
+//! zlib-compressed in blocks (`compressor="vtkZLibDataCompressor"`, see
+//! [`crate::vtk_data`]), or as one uncompressed base64 block of `[u64 byte count][data]`.
+//! Connectivity and offsets are `Int32` when the mesh's indices fit (always, for meshes
+//! Supple can hold below 2³¹ vertices), `Int64` otherwise.
 
 use crate::error::IoError;
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
+use crate::pvd::{write_pvd_entries, xml_escape, PvdEntry};
+use crate::vtk_data::{encode_raw, encode_zlib};
 use nalgebra::Vector3;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -76,11 +78,28 @@ impl<'a> VtuFrame<'a> {
     }
 }
 
-/// Writes `frame` as a VTK XML UnstructuredGrid file (base64 binary, `header_type="UInt64"`).
+/// How array contents are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VtuEncoding {
+    /// zlib-compressed base64 blocks (`vtkZLibDataCompressor`).
+    #[default]
+    Zlib,
+    /// Uncompressed base64.
+    Raw,
+}
+
+/// Writes `frame` as a zlib-compressed VTK XML UnstructuredGrid file (see
+/// [`write_vtu_with`]).
+pub fn write_vtu(path: &Path, frame: &VtuFrame) -> Result<(), IoError> {
+    write_vtu_with(path, frame, VtuEncoding::Zlib)
+}
+
+/// Writes `frame` as a VTK XML UnstructuredGrid file (base64 binary, `header_type="UInt64"`,
+/// arrays stored as `encoding` says).
 ///
 /// Fails with an [`IoError::Io`] of kind `InvalidInput` when a field has the wrong length
 /// or a tet references a missing point; nothing is written in that case.
-pub fn write_vtu(path: &Path, frame: &VtuFrame) -> Result<(), IoError> {
+pub fn write_vtu_with(path: &Path, frame: &VtuFrame, encoding: VtuEncoding) -> Result<(), IoError> {
     frame.check().map_err(|msg| {
         IoError::io(
             path,
@@ -89,17 +108,26 @@ pub fn write_vtu(path: &Path, frame: &VtuFrame) -> Result<(), IoError> {
     })?;
     let file = File::create(path).map_err(|e| IoError::io(path, e))?;
     let mut w = BufWriter::new(file);
-    write_vtu_to(&mut w, frame)
+    write_vtu_to(&mut w, frame, encoding)
         .and_then(|()| w.flush())
         .map_err(|e| IoError::io(path, e))
 }
 
-fn write_vtu_to(w: &mut impl Write, frame: &VtuFrame) -> std::io::Result<()> {
+fn write_vtu_to(
+    w: &mut impl Write,
+    frame: &VtuFrame,
+    encoding: VtuEncoding,
+) -> std::io::Result<()> {
     let (n, m) = (frame.positions.len(), frame.tets.len());
-    writeln!(w, r#"<?xml version="1.0"?>"#)?;
+    let compressor = match encoding {
+        VtuEncoding::Zlib => r#" compressor="vtkZLibDataCompressor""#,
+        VtuEncoding::Raw => "",
+    };
+    let w = &mut ArrayWriter { w, encoding };
+    writeln!(w.w, r#"<?xml version="1.0"?>"#)?;
     writeln!(
-        w,
-        r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64">"#
+        w.w,
+        r#"<VTKFile type="UnstructuredGrid" version="1.0" byte_order="LittleEndian" header_type="UInt64"{compressor}>"#
     )?;
     writeln!(w, "  <UnstructuredGrid>")?;
     writeln!(w, r#"    <Piece NumberOfPoints="{n}" NumberOfCells="{m}">"#)?;
@@ -129,15 +157,23 @@ fn write_vtu_to(w: &mut impl Write, frame: &VtuFrame) -> std::io::Result<()> {
     writeln!(w, "      </Points>")?;
 
     writeln!(w, "      <Cells>")?;
-    let connectivity: Vec<u8> = frame
-        .tets
-        .iter()
-        .flatten()
-        .flat_map(|&i| i64::from(i).to_le_bytes())
-        .collect();
-    data_array(w, "Int64", Some("connectivity"), 1, &connectivity)?;
-    let offsets: Vec<u8> = (1..=m as i64).flat_map(|k| (4 * k).to_le_bytes()).collect();
-    data_array(w, "Int64", Some("offsets"), 1, &offsets)?;
+    // Int32 when every index and offset fits: half the bytes of Int64.
+    let narrow = n <= i32::MAX as usize && (m as u64).saturating_mul(4) <= i32::MAX as u64;
+    let (ty, connectivity, offsets): (_, Vec<u8>, Vec<u8>) = if narrow {
+        let conn = (frame.tets.iter().flatten())
+            .flat_map(|&i| (i as i32).to_le_bytes())
+            .collect();
+        let offsets = (1..=m as i32).flat_map(|k| (4 * k).to_le_bytes()).collect();
+        ("Int32", conn, offsets)
+    } else {
+        let conn = (frame.tets.iter().flatten())
+            .flat_map(|&i| i64::from(i).to_le_bytes())
+            .collect();
+        let offsets = (1..=m as i64).flat_map(|k| (4 * k).to_le_bytes()).collect();
+        ("Int64", conn, offsets)
+    };
+    data_array(w, ty, Some("connectivity"), 1, &connectivity)?;
+    data_array(w, ty, Some("offsets"), 1, &offsets)?;
     data_array(w, "UInt8", Some("types"), 1, &vec![VTK_TETRA; m])?;
     writeln!(w, "      </Cells>")?;
 
@@ -150,9 +186,25 @@ fn f64_bytes(values: impl Iterator<Item = f64>) -> Vec<u8> {
     values.flat_map(f64::to_le_bytes).collect()
 }
 
-/// Writes one `<DataArray>` whose content is base64 of `[u64 byte count][data]`.
-fn data_array(
-    w: &mut impl Write,
+/// The output and how its arrays are encoded.
+struct ArrayWriter<'w, W: Write> {
+    w: &'w mut W,
+    encoding: VtuEncoding,
+}
+
+impl<W: Write> Write for ArrayWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Writes one `<DataArray>` holding `data` in the writer's encoding.
+fn data_array<W: Write>(
+    w: &mut ArrayWriter<'_, W>,
     ty: &str,
     name: Option<&str>,
     components: usize,
@@ -166,60 +218,28 @@ fn data_array(
         write!(w, r#" NumberOfComponents="{components}""#)?;
     }
     write!(w, r#" format="binary">"#)?;
-    let mut block = Vec::with_capacity(8 + data.len());
-    block.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    block.extend_from_slice(data);
-    w.write_all(STANDARD.encode(&block).as_bytes())?;
+    let text = match w.encoding {
+        VtuEncoding::Zlib => encode_zlib(data)?,
+        VtuEncoding::Raw => encode_raw(data),
+    };
+    w.write_all(text.as_bytes())?;
     writeln!(w, "</DataArray>")
 }
 
-/// Writes a ParaView collection (`.pvd`) listing `(time, file)` entries; file names are
-/// written as given (usually relative to the `.pvd` file's folder).
+/// Writes a ParaView collection (`.pvd`) listing `(time, file)` entries, all as part 0;
+/// file names are written as given (usually relative to the `.pvd` file's folder). See
+/// [`crate::pvd`] for named parts and for a collection kept valid while a run goes on.
 ///
 /// Fails with an [`IoError::Io`] of kind `InvalidInput` on a non-finite time.
 pub fn write_pvd(path: &Path, entries: &[(f64, String)]) -> Result<(), IoError> {
-    if let Some((t, file)) = entries.iter().find(|(t, _)| !t.is_finite()) {
-        let msg = format!("time {t} of `{file}` is not a finite number");
-        return Err(IoError::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, msg),
-        ));
-    }
-    let file = File::create(path).map_err(|e| IoError::io(path, e))?;
-    let mut w = BufWriter::new(file);
-    let body = |w: &mut BufWriter<File>| -> std::io::Result<()> {
-        writeln!(w, r#"<?xml version="1.0"?>"#)?;
-        writeln!(
-            w,
-            r#"<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">"#
-        )?;
-        writeln!(w, "  <Collection>")?;
-        for (t, file) in entries {
-            writeln!(
-                w,
-                r#"    <DataSet timestep="{t:?}" group="" part="0" file="{}"/>"#,
-                xml_escape(file)
-            )?;
-        }
-        writeln!(w, "  </Collection>")?;
-        writeln!(w, "</VTKFile>")?;
-        w.flush()
-    };
-    body(&mut w).map_err(|e| IoError::io(path, e))
-}
-
-/// Escapes the five XML special characters for use in an attribute value.
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    let entries: Vec<PvdEntry> = entries
+        .iter()
+        .map(|(time, file)| PvdEntry {
+            time: *time,
+            part: 0,
+            name: None,
+            file: file.clone(),
+        })
+        .collect();
+    write_pvd_entries(path, &entries)
 }

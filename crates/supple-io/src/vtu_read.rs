@@ -1,10 +1,11 @@
-//! Reading back what [`crate::vtu`] writes: `.vtu` files (binary base64 arrays with a
-//! `UInt64` header, tetrahedra only) and `.pvd` collections. Used to re-render finished runs;
-//! not a general VTK reader.
+//! Reading `.vtu` files (what [`crate::vtu`] writes, bit-exactly, and tetrahedral
+//! unstructured grids from other tools) and `.pvd` collections. Used to re-render finished
+//! runs and to import meshes.
 
 use crate::error::IoError;
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
+use crate::pvd::PvdEntry;
+use crate::vtk_data::{decode_binary, numbers_from_ascii, numbers_from_bytes, HeaderType, Numbers};
+use crate::vtu::VTK_TETRA;
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -19,8 +20,10 @@ pub struct VtuData {
     pub point_vectors: Vec<(String, Vec<Vector3<f64>>)>,
     /// Scalar point fields.
     pub point_scalars: Vec<(String, Vec<f64>)>,
-    /// Scalar cell fields.
+    /// Scalar cell fields (values of the tets only).
     pub cell_scalars: Vec<(String, Vec<f64>)>,
+    /// Cells that are not tetrahedra (points, lines, triangles, ...), left out.
+    pub skipped_cells: usize,
 }
 
 impl VtuData {
@@ -41,7 +44,10 @@ impl VtuData {
     }
 }
 
-/// Reads a `.vtu` file written by [`crate::vtu::write_vtu`]. Errors name the file and line.
+/// Reads a `.vtu` file: what [`crate::vtu::write_vtu`] writes (compressed or not), and
+/// unstructured grids from other tools with inline arrays (`binary`, raw or zlib, `UInt32` or
+/// `UInt64` headers, or `ascii`). Only tetrahedra are kept; other cells are counted in
+/// [`VtuData::skipped_cells`] and their cell fields dropped. Errors name the file and line.
 pub fn read_vtu(path: &Path) -> Result<VtuData, IoError> {
     let xml = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
     parse_vtu(&xml, path)
@@ -56,11 +62,42 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
         Some((start, end))
     };
     let inside = |s: Option<(usize, usize)>, at: usize| s.is_some_and(|(a, b)| a < at && at < b);
+    let vtk_file = xml
+        .find("<VTKFile")
+        .ok_or_else(|| err(0, "no <VTKFile> element".into()))?;
+    let vtk_tag = &xml[vtk_file..vtk_file + xml[vtk_file..].find('>').unwrap_or(0)];
+    if attr(vtk_tag, "type") != Some("UnstructuredGrid") {
+        return Err(err(vtk_file, "not an UnstructuredGrid file".into()));
+    }
+    let header =
+        HeaderType::from_attr(attr(vtk_tag, "header_type")).map_err(|m| err(vtk_file, m))?;
+    let zlib = match attr(vtk_tag, "compressor") {
+        None => false,
+        Some("vtkZLibDataCompressor") => true,
+        Some(other) => {
+            return Err(err(
+                vtk_file,
+                format!("compressor {other} is not supported"),
+            ))
+        }
+    };
+    if attr(vtk_tag, "byte_order").is_some_and(|o| o != "LittleEndian") {
+        return Err(err(
+            vtk_file,
+            "only LittleEndian files are supported".into(),
+        ));
+    }
     let (point_data, cell_data) = (section("PointData"), section("CellData"));
     let (points, cells) = (section("Points"), section("Cells"));
     let piece = xml
         .find("<Piece")
         .ok_or_else(|| err(xml.len(), "no <Piece> element".into()))?;
+    if xml[piece + 1..].contains("<Piece") {
+        return Err(err(
+            piece,
+            "files with several <Piece>s are not supported".into(),
+        ));
+    }
     let count = |name: &str| -> Result<usize, IoError> {
         attr(&xml[piece..], name)
             .and_then(|v| v.parse().ok())
@@ -68,7 +105,8 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
     };
     let (n_points, n_cells) = (count("NumberOfPoints")?, count("NumberOfCells")?);
     let mut out = VtuData::default();
-    let mut connectivity: Option<Vec<i64>> = None;
+    let (mut connectivity, mut offsets, mut types) = (None, None, None);
+    let mut cell_fields = Vec::new();
     let mut pos = 0;
     while let Some(rel) = xml[pos..].find("<DataArray") {
         let at = pos + rel;
@@ -82,99 +120,138 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
                 .find("</DataArray>")
                 .ok_or_else(|| err(at, "<DataArray> without </DataArray>".into()))?;
         pos = close;
-        if attr(tag, "format") != Some("binary") {
-            return Err(err(
-                at,
-                "only format=\"binary\" arrays are supported".into(),
-            ));
-        }
-        let raw = STANDARD
-            .decode(xml[open_end + 1..close].trim())
-            .map_err(|e| err(at, format!("bad base64: {e}")))?;
-        let len = raw
-            .get(..8)
-            .map(|h| u64::from_le_bytes(h.try_into().unwrap_or([0; 8])) as usize)
-            .filter(|&len| len == raw.len() - 8)
-            .ok_or_else(|| {
-                err(
-                    at,
-                    "the UInt64 length header does not match the data".into(),
-                )
-            })?;
-        let data = &raw[8..8 + len];
         let name = attr(tag, "Name").map(unescape).unwrap_or_default();
+        let ty = attr(tag, "type").unwrap_or("");
+        let content = &xml[open_end + 1..close];
+        let values = match attr(tag, "format") {
+            Some("binary") => decode_binary(content, header, zlib)
+                .and_then(|bytes| numbers_from_bytes(ty, &bytes)),
+            Some("ascii") => numbers_from_ascii(ty, content),
+            other => Err(format!(
+                "format={other:?} is not supported (binary or ascii inline arrays only)"
+            )),
+        }
+        .map_err(|m| err(at, format!("array `{name}`: {m}")))?;
         let components: usize = attr(tag, "NumberOfComponents")
             .map_or(Some(1), |c| c.parse().ok())
             .ok_or_else(|| err(at, "bad NumberOfComponents".into()))?;
-        let ty = attr(tag, "type").unwrap_or("");
-        let float = |expected: usize| -> Result<Vec<f64>, IoError> {
-            if ty != "Float64" || data.len() != 8 * expected {
-                return Err(err(
+        let sized = |v: Numbers, expected: usize| -> Result<Vec<f64>, IoError> {
+            if v.len() == expected {
+                Ok(v.into_f64())
+            } else {
+                Err(err(
                     at,
-                    format!("array `{name}`: expected {expected} Float64 values"),
-                ));
+                    format!("array `{name}`: {} values, expected {expected}", v.len()),
+                ))
             }
-            Ok(data
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect())
         };
         let vectors = |v: Vec<f64>| -> Vec<Vector3<f64>> {
             v.chunks_exact(3)
                 .map(|c| Vector3::new(c[0], c[1], c[2]))
                 .collect()
         };
+        let ints = |v: Numbers| {
+            v.into_i64()
+                .ok_or_else(|| err(at, format!("array `{name}`: integers expected")))
+        };
         if inside(points, at) {
-            out.positions = vectors(float(3 * n_points)?);
+            out.positions = vectors(sized(values, 3 * n_points)?);
         } else if inside(point_data, at) {
             if components == 3 {
-                let v = vectors(float(3 * n_points)?);
+                let v = vectors(sized(values, 3 * n_points)?);
                 out.point_vectors.push((name, v));
-            } else {
-                let v = float(n_points)?;
+            } else if components == 1 {
+                let v = sized(values, n_points)?;
                 out.point_scalars.push((name, v));
             }
         } else if inside(cell_data, at) {
-            let v = float(n_cells)?;
-            out.cell_scalars.push((name, v));
-        } else if inside(cells, at) && name == "connectivity" {
-            if ty != "Int64" || data.len() != 32 * n_cells {
-                return Err(err(
-                    at,
-                    format!(
-                        "connectivity: expected {} Int64 values (tets only)",
-                        4 * n_cells
-                    ),
-                ));
+            if components == 1 {
+                let v = sized(values, n_cells)?;
+                cell_fields.push((name, v));
             }
-            connectivity = Some(
-                data.chunks_exact(8)
-                    .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            );
+        } else if inside(cells, at) {
+            match name.as_str() {
+                "connectivity" => connectivity = Some(ints(values)?),
+                "offsets" => offsets = Some(ints(values)?),
+                "types" => types = Some(ints(values)?),
+                _ => {}
+            }
         }
-    }
-    let conn = connectivity.ok_or_else(|| err(xml.len(), "no connectivity array".into()))?;
-    for (t, c) in conn.chunks_exact(4).enumerate() {
-        let mut tet = [0u32; 4];
-        for (k, &i) in c.iter().enumerate() {
-            tet[k] = u32::try_from(i)
-                .ok()
-                .filter(|&i| (i as usize) < n_points)
-                .ok_or_else(|| err(piece, format!("tet {t}: vertex index {i} is out of range")))?;
-        }
-        out.tets.push(tet);
     }
     if out.positions.len() != n_points {
         return Err(err(xml.len(), "no <Points> array".into()));
     }
+    let missing = |what: &str| err(xml.len(), format!("no {what} array in <Cells>"));
+    let conn = connectivity.ok_or_else(|| missing("connectivity"))?;
+    let offsets = offsets.ok_or_else(|| missing("offsets"))?;
+    let types = types.ok_or_else(|| missing("types"))?;
+    if offsets.len() != n_cells || types.len() != n_cells {
+        return Err(err(
+            piece,
+            format!(
+                "{n_cells} cells but {} offsets and {} types",
+                offsets.len(),
+                types.len()
+            ),
+        ));
+    }
+    let mut kept = Vec::with_capacity(n_cells);
+    let mut start = 0i64;
+    for (c, (&end, &ty)) in offsets.iter().zip(&types).enumerate() {
+        let range = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .filter(|(a, b)| a <= b && *b <= conn.len())
+            .ok_or_else(|| err(piece, format!("cell {c}: offset {end} is out of range")))?;
+        start = end;
+        if ty != i64::from(VTK_TETRA) {
+            out.skipped_cells += 1;
+            continue;
+        }
+        let ids = &conn[range.0..range.1];
+        if ids.len() != 4 {
+            return Err(err(
+                piece,
+                format!("cell {c}: a tetrahedron with {} vertices", ids.len()),
+            ));
+        }
+        let mut tet = [0u32; 4];
+        for (k, &i) in ids.iter().enumerate() {
+            tet[k] = u32::try_from(i)
+                .ok()
+                .filter(|&i| (i as usize) < n_points)
+                .ok_or_else(|| err(piece, format!("cell {c}: vertex index {i} is out of range")))?;
+        }
+        out.tets.push(tet);
+        kept.push(c);
+    }
+    out.cell_scalars = cell_fields
+        .into_iter()
+        .map(|(name, v)| (name, kept.iter().map(|&c| v[c]).collect()))
+        .collect();
     Ok(out)
 }
 
 /// Reads a `.pvd` collection: `(time, file)` entries in file order, file names as written
 /// (relative to the `.pvd` file's folder).
 pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>, IoError> {
+    Ok(read_pvd_entries(path)?
+        .into_iter()
+        .map(|e| (e.time, e.file))
+        .collect())
+}
+
+/// Reads a `.pvd` collection with each entry's part index and block name (see
+/// [`crate::pvd`]). Checks that the file is a complete collection (closing tags present).
+pub fn read_pvd_entries(path: &Path) -> Result<Vec<PvdEntry>, IoError> {
     let xml = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
+    if !xml.contains("</Collection>") || !xml.trim_end().ends_with("</VTKFile>") {
+        return Err(IoError::parse(
+            path,
+            line_of(&xml, xml.len()),
+            "the collection is not closed (no </Collection></VTKFile>)",
+        ));
+    }
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(rel) = xml[pos..].find("<DataSet") {
@@ -186,8 +263,15 @@ pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>, IoError> {
         let time = attr(tag, "timestep")
             .and_then(|t| t.parse::<f64>().ok())
             .ok_or_else(|| bad("<DataSet> has no valid timestep"))?;
+        let part = attr(tag, "part").map_or(Some(0), |p| p.parse().ok());
+        let part = part.ok_or_else(|| bad("<DataSet> has an invalid part"))?;
         let file = attr(tag, "file").ok_or_else(|| bad("<DataSet> has no file"))?;
-        out.push((time, unescape(file)));
+        out.push(PvdEntry {
+            time,
+            part,
+            name: attr(tag, "name").map(unescape),
+            file: unescape(file),
+        });
     }
     Ok(out)
 }

@@ -148,15 +148,17 @@ fn probes_bodies_and_mesh_files() {
         "test.toml: probe[0].body = \"nope\": no body has this name"
     );
 
-    // A TetGen mesh path is relative to the scene file; a missing one names the file.
+    // A TetGen mesh path is relative to the scene file; a missing one names the scene, the
+    // key and the file.
     let text = BASE.replace(
         "mesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }",
         "mesh = { kind = \"tetgen\", path = \"missing/bar\" }",
     );
     let e = parse_scene(&text, Path::new("/tmp/scenes/test.toml")).unwrap_err();
-    assert!(matches!(e, SceneError::Io(_)));
+    assert!(matches!(e, SceneError::Mesh { .. }));
     assert!(
-        e.to_string().starts_with("/tmp/scenes/missing/bar.node:"),
+        e.to_string()
+            .starts_with("/tmp/scenes/test.toml: body[0].mesh.path: /tmp/scenes/missing/bar.node:"),
         "{e}"
     );
 

@@ -251,6 +251,9 @@ pub(super) fn add_loads(
 ) -> Result<(), String> {
     for (k, s) in sections.into_iter().enumerate() {
         let key = format!("load[{k}]");
+        if let Some(name) = &s.name {
+            super::names::check_name(&format!("{key}.name"), name)?;
+        }
         let b = body_index(bodies, &s.body, &key)?;
         let time = time_function(&s.time, &key)?;
         let mesh = &bodies[b].mesh;
@@ -330,6 +333,10 @@ pub(super) fn add_constraints(
 ) -> Result<(), String> {
     for (k, s) in sections.into_iter().enumerate() {
         let key = format!("constraint[{k}]");
+        // Constraint names become metrics.csv columns (`body.constraint.reaction_fx`).
+        if let Some(name) = &s.name {
+            super::names::check_name(&format!("{key}.name"), name)?;
+        }
         let b = body_index(bodies, &s.body, &key)?;
         let time = time_function(&s.time, &key)?;
         let (vertices, _) = select(&bodies[b].mesh, &s.region, &format!("{key}.region"))?;

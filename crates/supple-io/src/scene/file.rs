@@ -1,6 +1,7 @@
 //! The scene file as written: serde structures mirroring the TOML, before validation.
 
 use super::OutputSettings;
+use crate::import::Orient;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -178,6 +179,38 @@ pub(super) enum MeshSection {
     },
     Tetgen {
         path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
+    },
+    /// Gmsh `.msh` 2.2 or 4.1 (ASCII).
+    Gmsh {
+        path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
+    },
+    /// VTK XML unstructured grid.
+    Vtu {
+        path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
+    },
+    /// Legacy VTK (ASCII).
+    Vtk {
+        path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
+    },
+    /// Medit `.mesh`.
+    Medit {
+        path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
+    },
+    /// Any of the above, chosen by the file's extension.
+    File {
+        path: PathBuf,
+        #[serde(default)]
+        orient: Orient,
     },
 }
 
@@ -304,6 +337,8 @@ pub(super) enum FixedSection {
     Plane { point: [f64; 3], normal: [f64; 3] },
     /// Vertices by index.
     Vertices(Vec<u32>),
+    /// The vertices of a named region of the mesh file (a Gmsh physical group).
+    Region(String),
 }
 
 #[derive(Debug, Deserialize)]

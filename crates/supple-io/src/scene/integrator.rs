@@ -76,8 +76,14 @@ pub(super) fn integrator(
                 "integrator.newton_tolerance = {t}: must be between 0 and 1 (a relative residual)"
             ));
         }
-        if newton.max_iterations == 0 {
-            return Err("integrator.newton_max_iterations = 0: must be at least 1".into());
+        if newton.max_iterations == 0
+            || newton.max_iterations > super::budget::MAX_NEWTON_ITERATIONS
+        {
+            return Err(format!(
+                "integrator.newton_max_iterations = {}: must be 1 to {}",
+                newton.max_iterations,
+                super::budget::MAX_NEWTON_ITERATIONS
+            ));
         }
     }
     Ok(match kind {

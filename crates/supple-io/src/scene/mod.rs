@@ -5,7 +5,6 @@
 //! `body[0].material.poisson = 0.5: must be below 0.5`. See the README for the format.
 
 use crate::error::IoError;
-use crate::tetgen::read_tetgen;
 use nalgebra::{Rotation3, Vector3};
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
@@ -19,10 +18,13 @@ use supple::world::World;
 use thiserror::Error;
 
 mod bc;
+pub mod budget;
 mod contact;
 mod file;
 mod integrator;
 mod material;
+mod mesh_file;
+pub mod names;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 use file::*;
@@ -43,6 +45,14 @@ pub enum SceneError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A mesh file named at `key` (for example `body[0].mesh.path`) could not be read.
+    #[error("{path}: {key}: {source}")]
+    Mesh {
+        path: PathBuf,
+        key: String,
+        #[source]
+        source: IoError,
+    },
 }
 
 // ---- the validated scene ----
@@ -71,6 +81,8 @@ pub struct Scene {
     pub contact: Option<ContactSettings>,
     /// How failed steps are judged and retried (`[step_control]`).
     pub step_control: StepControl,
+    /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
+    pub notes: Vec<String>,
 }
 
 impl Scene {
@@ -174,10 +186,13 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     let gravity = finite3("gravity", file.gravity).map_err(invalid)?;
     positive("solver.tolerance", file.solver.tolerance).map_err(invalid)?;
-    if file.solver.max_iterations == 0 {
-        return Err(invalid(
-            "solver.max_iterations = 0: must be at least 1".into(),
-        ));
+    if file.solver.max_iterations == 0 || file.solver.max_iterations > budget::MAX_SOLVER_ITERATIONS
+    {
+        return Err(invalid(format!(
+            "solver.max_iterations = {}: must be 1 to {}",
+            file.solver.max_iterations,
+            budget::MAX_SOLVER_ITERATIONS
+        )));
     }
     file.output.validate().map_err(invalid)?;
     if file.body.is_empty() {
@@ -216,9 +231,14 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let step_control = step_control(&file.step_control).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
+    let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        bodies.push(body_desc(b, i, dir).map_err(|e| match e {
-            BodyIssue::Io(e) => SceneError::Io(e),
+        bodies.push(body_desc(b, i, dir, &mut notes).map_err(|e| match e {
+            BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                path: path.to_path_buf(),
+                key,
+                source,
+            },
             BodyIssue::Invalid(m) => invalid(m),
         })?);
     }
@@ -234,6 +254,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     let mut probes = Vec::with_capacity(file.probe.len());
     for (i, p) in file.probe.into_iter().enumerate() {
+        names::check_name(&format!("probe[{i}].name"), &p.name).map_err(invalid)?;
         let point = finite3(&format!("probe[{i}].point"), p.point).map_err(invalid)?;
         let body = match &p.body {
             Some(name) => bodies.iter().position(|b| &b.name == name).ok_or_else(|| {
@@ -247,16 +268,29 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             }
         };
         let vertex = nearest_vertex(&bodies[body].mesh.positions, &point);
+        if probes.iter().any(|q: &Probe| q.name == p.name) {
+            return Err(invalid(format!(
+                "probe[{i}].name = {:?}: another probe has this name",
+                p.name
+            )));
+        }
         probes.push(Probe {
             name: p.name,
             body,
             vertex,
         });
     }
-    let name = file.name.unwrap_or_else(|| {
-        path.file_stem()
-            .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned())
-    });
+    let name = match file.name {
+        Some(name) => {
+            names::check_name("name", &name).map_err(invalid)?;
+            name
+        }
+        None => names::name_from_stem(
+            &path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+        ),
+    };
     Ok(Scene {
         name,
         path: path.to_path_buf(),
@@ -269,6 +303,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         probes,
         contact,
         step_control,
+        notes,
     })
 }
 
@@ -292,7 +327,8 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
 }
 
 enum BodyIssue {
-    Io(IoError),
+    /// The mesh file at the key could not be read.
+    Mesh(String, IoError),
     Invalid(String),
 }
 
@@ -302,8 +338,17 @@ impl From<String> for BodyIssue {
     }
 }
 
-fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue> {
+fn body_desc(
+    b: BodySection,
+    i: usize,
+    dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<BodyDesc, BodyIssue> {
     let key = format!("body[{i}]");
+    let mut regions = Vec::new();
+    if let Some(name) = &b.name {
+        names::check_name(&format!("{key}.name"), name)?;
+    }
     let mut mesh = match b.mesh {
         MeshSection::Box {
             cells,
@@ -331,6 +376,11 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
                 6 => TetSplit::Six,
                 s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
             };
+            // Before allocating: counts that overflow or cannot be held are refused here.
+            let cells_key = format!("{key}.mesh.cells = {cells:?}");
+            let (vertices, tets) = budget::box_counts(cells, u64::from(split_count(split)))
+                .ok_or_else(|| format!("{cells_key}: the vertex or tet count overflows"))?;
+            budget::check_mesh_size(&cells_key, vertices, tets, "tets")?;
             box_grid(&BoxGrid {
                 cells,
                 cell_size: Vector3::from(size),
@@ -338,7 +388,12 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
                 split,
             })
         }
-        MeshSection::Tetgen { path } => read_tetgen(&dir.join(path)).map_err(BodyIssue::Io)?,
+        file => {
+            let m = mesh_file::read(file, &key, dir)?;
+            notes.extend(m.notes);
+            regions = m.regions;
+            m.mesh
+        }
     };
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
@@ -350,7 +405,8 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     let mut fixed = Vec::new();
     for (k, region) in b.fixed.iter().enumerate() {
         let before = fixed.len();
-        select_fixed(&mesh, region, &format!("{key}.fixed[{k}]"), &mut fixed)?;
+        let fixed_key = format!("{key}.fixed[{k}]");
+        select_fixed(&mesh, &regions, region, &fixed_key, &mut fixed)?;
         if fixed.len() == before {
             return Err(format!("{key}.fixed[{k}]: selects no vertex").into());
         }
@@ -387,8 +443,16 @@ fn body_desc(b: BodySection, i: usize, dir: &Path) -> Result<BodyDesc, BodyIssue
     })
 }
 
+fn split_count(split: TetSplit) -> u8 {
+    match split {
+        TetSplit::Five => 5,
+        TetSplit::Six => 6,
+    }
+}
+
 fn select_fixed(
     mesh: &TetMesh,
+    regions: &[(String, Vec<u32>)],
     region: &FixedSection,
     key: &str,
     out: &mut Vec<u32>,
@@ -421,6 +485,9 @@ fn select_fixed(
                     out.push(i as u32);
                 }
             }
+        }
+        FixedSection::Region(name) => {
+            out.extend_from_slice(mesh_file::region(regions, name, &format!("{key}.region"))?);
         }
         FixedSection::Vertices(list) => {
             for &v in list {

@@ -1,0 +1,152 @@
+//! What a run will need, estimated from the scene before the first step: memory (meshes,
+//! per-element data, the matrix, sparse factors, the pictures' recording) and output size
+//! (VTU frames, metrics rows, GIF and PNG pictures). A run whose memory estimate exceeds the
+//! memory the system has available is refused; one whose output estimate exceeds
+//! [`OUTPUT_LIMIT`] is refused unless `--force` is given.
+//!
+//! The per-element constants are calibrated on measured runs (EXPERIMENTS.md, "Bounded
+//! resources"); estimates are meant to catch scenes off by orders of magnitude, not to
+//! predict a run's footprint to the megabyte.
+
+use anyhow::{bail, Result};
+use supple::time::IntegratorKind;
+use supple_io::scene::budget::{
+    available_memory, human_bytes, RUN_BYTES_PER_TET, RUN_BYTES_PER_VERTEX,
+};
+use supple_io::Scene;
+
+/// Output size above which `supple run` asks for `--force`.
+pub const OUTPUT_LIMIT: f64 = 5e9;
+
+/// Sparse Cholesky factor of a 3D tet mesh under nested dissection: nnz(L) grows as
+/// V^(4/3); this many bytes per V^(4/3). Measured (resident memory over the PCG run of the
+/// same scene): 380 on the 20k-tet bar, 470 on the 160k-tet bar.
+const FACTOR_BYTES_PER_V43: f64 = 500.0;
+/// VTU bytes per vertex (positions, displacement, velocity: 3 × f64 each; fixed: f64) and
+/// per tet (Int32 connectivity and offset, UInt8 type, volume_ratio and von_mises), times
+/// 4/3 for base64.
+const VTU_BYTES_PER_VERTEX: f64 = 80.0 * 4.0 / 3.0;
+const VTU_BYTES_PER_TET: f64 = 37.0 * 4.0 / 3.0;
+/// Compressed over uncompressed frame size, as measured on the 160k-tet bar (0.43), rounded up.
+const ZLIB_RATIO: f64 = 0.5;
+/// metrics.csv bytes per body and per probe in one row.
+const CSV_BYTES_PER_BODY: f64 = 250.0;
+const CSV_BYTES_PER_PROBE: f64 = 60.0;
+/// Recording for the pictures: per surface vertex and frame (f32 position and a field).
+const RECORDING_BYTES_PER_SURFACE_VERTEX: f64 = 16.0;
+
+/// Estimates of a run.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    pub memory: f64,
+    pub output: f64,
+    /// `what: size` lines behind the totals.
+    pub parts: Vec<String>,
+}
+
+/// Estimates what running `scene` needs.
+pub fn estimate(scene: &Scene) -> Estimate {
+    let steps = (scene.duration / scene.dt).ceil().max(0.0);
+    let o = &scene.output;
+    let frames = (steps / o.frame_every as f64).floor() + 2.0;
+    let factors = match scene.integrator {
+        IntegratorKind::BackwardEulerLinearized {
+            solver: supple::time::LinearSolverKind::Cholesky { .. },
+            ..
+        } => 1.0,
+        IntegratorKind::Newmark { levels, .. } => f64::from(levels) + 1.0,
+        _ => 0.0,
+    };
+    let (mut memory, mut frame, mut surface) = (0.0, 0.0, 0.0);
+    for b in &scene.bodies {
+        let (v, t) = (b.mesh.n_vertices() as f64, b.mesh.n_tets() as f64);
+        memory += RUN_BYTES_PER_TET * t + RUN_BYTES_PER_VERTEX * v;
+        memory += factors * FACTOR_BYTES_PER_V43 * v.powf(4.0 / 3.0);
+        frame += VTU_BYTES_PER_VERTEX * v + VTU_BYTES_PER_TET * t;
+        // A box's surface holds about 6 V^(2/3) vertices; a mesh cannot have more than V.
+        surface += (6.0 * v.powf(2.0 / 3.0)).min(v);
+    }
+    if o.compress {
+        frame *= ZLIB_RATIO;
+    }
+    let recording = frames * surface * RECORDING_BYTES_PER_SURFACE_VERTEX;
+    memory += recording;
+    let vtu = if o.vtu { frames * frame } else { 0.0 };
+    let row = CSV_BYTES_PER_BODY * scene.bodies.len() as f64
+        + CSV_BYTES_PER_PROBE * scene.probes.len() as f64;
+    let csv = frames * row;
+    let gif_on = o
+        .gif
+        .unwrap_or(frames < supple_io::scene::GIF_AUTO_MAX_FRAMES as f64);
+    let gif_pixels = f64::from(o.gif_size[0]) * f64::from(o.gif_size[1]);
+    // One byte per pixel per GIF frame (indexed colour before LZW): an upper bound.
+    let gif = if gif_on {
+        (scene.duration * o.gif_fps).ceil().max(1.0) * gif_pixels
+    } else {
+        0.0
+    };
+    let png_pixels = f64::from(o.image_size[0]) * f64::from(o.image_size[1]);
+    let pngs = if o.png_every > 0 {
+        (frames / o.png_every as f64).ceil()
+    } else {
+        1.0
+    };
+    // RGB, before PNG compression: an upper bound.
+    let png = pngs * png_pixels * 3.0;
+    // The picture being drawn and encoded (RGBA + depth), GIF or PNG, whichever is larger.
+    memory += 12.0 * gif_pixels.max(png_pixels);
+    let output = vtu + csv + gif + png;
+    let h = human_bytes;
+    let parts = vec![
+        format!("{steps:.0} steps, {frames:.0} output frames"),
+        format!(
+            "frames/*.vtu: {} ({} per frame)",
+            h(vtu),
+            h(if o.vtu { frame } else { 0.0 })
+        ),
+        format!("metrics.csv: {}", h(csv)),
+        format!("animation.gif: up to {}", h(gif)),
+        format!("PNG pictures: up to {}", h(png)),
+        format!("recording for the pictures: {}", h(recording)),
+    ];
+    Estimate {
+        memory,
+        output,
+        parts,
+    }
+}
+
+/// Refuses a run that cannot fit: memory above what the system has available, output above
+/// [`OUTPUT_LIMIT`] unless `force`.
+pub fn check(scene: &Scene, force: bool) -> Result<Estimate> {
+    let steps = scene.duration / scene.dt;
+    if !steps.is_finite() {
+        bail!(
+            "{}: duration = {:?} with dt = {:?} is {steps} steps; lengthen dt",
+            scene.path.display(),
+            scene.duration,
+            scene.dt
+        );
+    }
+    let e = estimate(scene);
+    let details = e.parts.join("; ");
+    if let Some(available) = available_memory() {
+        if e.memory > available as f64 {
+            bail!(
+                "{}: the run needs about {} of memory and {} is available ({details}); use fewer or coarser bodies (body[*].mesh), fewer output frames (duration / dt / output.frame_every) or smaller pictures (output.gif_size, output.image_size)",
+                scene.path.display(),
+                human_bytes(e.memory),
+                human_bytes(available as f64)
+            );
+        }
+    }
+    if e.output > OUTPUT_LIMIT && !force {
+        bail!(
+            "{}: the run would write about {} ({details}), more than the {} limit; raise output.frame_every, lengthen dt, shorten duration, set output.vtu = false or output.gif = false, or pass --force",
+            scene.path.display(),
+            human_bytes(e.output),
+            human_bytes(OUTPUT_LIMIT)
+        );
+    }
+    Ok(e)
+}

@@ -1,0 +1,86 @@
+//! Mesh files named in a scene (`mesh = { kind = "gmsh" | "vtu" | "vtk" | "medit" |
+//! "tetgen" | "file", path = ..., orient = "check" | "fix" }`): read, with what the reader
+//! left out or changed as notes, and the file's named regions for `fixed` selectors.
+
+use super::file::MeshSection;
+use super::BodyIssue;
+use crate::import::{read_mesh, MeshFormat, Orient};
+use std::path::Path;
+use supple::mesh::TetMesh;
+
+pub(super) struct MeshRead {
+    pub mesh: TetMesh,
+    pub regions: Vec<(String, Vec<u32>)>,
+    pub notes: Vec<String>,
+}
+
+/// Reads the mesh file of `section` (any kind but `box`); `key` is `body[i]`, paths are
+/// relative to `dir`.
+pub(super) fn read(section: MeshSection, key: &str, dir: &Path) -> Result<MeshRead, BodyIssue> {
+    let (path, orient, format) = match section {
+        MeshSection::Tetgen { path, orient } => (path, orient, Some(MeshFormat::Tetgen)),
+        MeshSection::Gmsh { path, orient } => (path, orient, Some(MeshFormat::Gmsh)),
+        MeshSection::Vtu { path, orient } => (path, orient, Some(MeshFormat::Vtu)),
+        MeshSection::Vtk { path, orient } => (path, orient, Some(MeshFormat::VtkLegacy)),
+        MeshSection::Medit { path, orient } => (path, orient, Some(MeshFormat::Medit)),
+        MeshSection::File { path, orient } => (path, orient, None),
+        MeshSection::Box { .. } => {
+            return Err(BodyIssue::Invalid(format!(
+                "{key}.mesh: a box is generated, not read"
+            )))
+        }
+    };
+    let full = dir.join(&path);
+    let m = read_mesh(&full, format, orient)
+        .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?;
+    let mut notes = Vec::new();
+    let file = path.display();
+    if m.skipped_cells > 0 {
+        notes.push(format!(
+            "{key}.mesh: {file}: {} cell(s) that are not tetrahedra skipped",
+            m.skipped_cells
+        ));
+    }
+    if m.dropped_vertices > 0 {
+        notes.push(format!(
+            "{key}.mesh: {file}: {} vertex(es) used by no tet dropped",
+            m.dropped_vertices
+        ));
+    }
+    if m.flipped > 0 {
+        debug_assert_eq!(orient, Orient::Fix);
+        notes.push(format!(
+            "{key}.mesh: {file}: {} negatively oriented tet(s) of {} swapped (orient = \"fix\")",
+            m.flipped,
+            m.mesh.n_tets()
+        ));
+    }
+    Ok(MeshRead {
+        mesh: m.mesh,
+        regions: m.regions,
+        notes,
+    })
+}
+
+/// The vertices of the mesh file's region `name`, or an error naming `key` and the regions
+/// the file has.
+pub(super) fn region<'a>(
+    regions: &'a [(String, Vec<u32>)],
+    name: &str,
+    key: &str,
+) -> Result<&'a [u32], String> {
+    match regions.iter().find(|(n, _)| n == name) {
+        Some((_, v)) => Ok(v),
+        None if regions.is_empty() => Err(format!(
+            "{key} = {name:?}: the mesh has no named regions (Gmsh physical groups)"
+        )),
+        None => Err(format!(
+            "{key} = {name:?}: the mesh has no such region (it has {})",
+            regions
+                .iter()
+                .map(|(n, _)| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
