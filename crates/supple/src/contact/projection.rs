@@ -62,7 +62,7 @@ pub struct ObstacleStats {
 
 /// Zhuang & Canny §6 eq. 10–12 against rigid obstacles, applied after an integrator step
 /// from t0 to t0 + dt: for each listed (surface) vertex that is not fixed and whose end
-/// position x[i] is inside an obstacle, or whose straight path x0[i] → x[i] crossed it (the
+/// position `x[i]` is inside an obstacle, or whose straight path `x0[i] → x[i]` crossed it (the
 /// path is checked in the obstacle's frame, so thin or moving obstacles cannot be tunnelled
 /// through at large dt), move it onto the surface plus `skin` (≥ 0) along the normal, remove
 /// the normal component of its velocity relative to the obstacle when it approaches

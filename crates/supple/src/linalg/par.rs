@@ -60,7 +60,7 @@ pub const VEC_PAR_MIN: usize = 32_768;
 
 /// Runs `body(c, chunk_range)` for every [`CHUNK`]-sized chunk of `0..n` and stores its result
 /// in `out[c]`; in parallel when `n ≥ par_min`. Chunks are disjoint, so a body may write the
-/// entries of its own range (through [`SharedMut`]). `out` needs [`n_chunks`]`(n)` entries.
+/// entries of its own range (through `SharedMut`). `out` needs [`n_chunks`]`(n)` entries.
 pub fn chunked<T: Send>(
     n: usize,
     par_min: usize,

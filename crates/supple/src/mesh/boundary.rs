@@ -6,7 +6,7 @@ use std::collections::HashMap;
 pub const TET_FACES: [[usize; 3]; 4] = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
 
 /// Triangles of the boundary surface, oriented outward (counter-clockwise seen from outside),
-/// in a deterministic order: by tet index, then by face in [`TET_FACES`] order.
+/// in a deterministic order: by tet index, then by face in `TET_FACES` order.
 /// Requires positively oriented tets (as [`super::TetMesh::validate`] guarantees).
 pub fn boundary_faces(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
     boundary_faces_with_tets(tets)

@@ -219,7 +219,7 @@ impl Newmark {
     }
 
     /// The coarsest level `i` (at most `m`) whose step `dt/2^i` is within the stability
-    /// estimate: [`STABILITY_SAFETY`] × the Courant bound (Debunne eq. 8), divided by √3 for
+    /// estimate: `STABILITY_SAFETY` × the Courant bound (Debunne eq. 8), divided by √3 for
     /// a consistent mass (it raises the highest frequency by up to √3, as for 1D linear
     /// elements). Coarser levels are skipped; the reactive halving handles what the estimate
     /// misses (stiffening under large deformation).

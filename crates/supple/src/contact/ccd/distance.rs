@@ -23,7 +23,7 @@ pub fn point_segment(p: &V3, a: &V3, b: &V3) -> (f64, f64) {
     ((a + u * ab - p).norm(), u)
 }
 
-/// Closest point on triangle (a,b,c) to p: (distance, barycentric [b0,b1,b2]), the point
+/// Closest point on triangle (a,b,c) to p: (distance, barycentric `[b0, b1, b2]`), the point
 /// being `b0 a + b1 b + b2 c` with `b_i ≥ 0`, `Σ b_i = 1`.
 ///
 /// Ericson's Voronoi-region walk (§5.1.5); a degenerate (zero-area) triangle falls back to
@@ -88,7 +88,7 @@ fn degenerate_triangle(p: &V3, a: &V3, b: &V3, c: &V3) -> (f64, [f64; 3]) {
     best
 }
 
-/// Closest points of segments (p0,p1),(q0,q1): (distance, s, u) with parameters in [0,1];
+/// Closest points of segments (p0,p1),(q0,q1): (distance, s, u) with parameters in `[0, 1]`;
 /// robust for parallel segments.
 ///
 /// The points are `p0 + s (p1 − p0)` and `q0 + u (q1 − q0)`. Ericson §5.1.9 (solve the 2×2

@@ -71,7 +71,7 @@ pub struct Hit {
     /// the two edges' directions; when those degenerate (collapsed triangle, parallel edges)
     /// it is the direction between the closest points.
     pub normal: Vector3<f64>,
-    /// Weights of the four points so that Σ w[k] p_k(t) ≈ 0 at contact:
+    /// Weights of the four points so that `Σ w[k] p_k(t) ≈ 0` at contact:
     /// vertex–face [1, −b0, −b1, −b2] (b = barycentric coords of the contact point on the
     /// triangle), edge–edge [1−s, s, −(1−u), −u] (s on edge (p0,p1), u on edge (p2,p3)).
     /// Σ w = 0, so the gap does not depend on the origin.

@@ -103,7 +103,7 @@ impl<L: HyperelasticLaw> ForceModel for Hyperelastic<L> {
         )
     }
 
-    /// `σ = P Fᵀ / det F` (see [`cauchy_from_pk1`]).
+    /// `σ = P Fᵀ / det F` (see `cauchy_from_pk1`).
     fn cauchy_stress(
         &self,
         elems: &ElementSet,

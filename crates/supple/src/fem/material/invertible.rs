@@ -11,7 +11,7 @@
 //!
 //! **Stress**: for the corotational energy `Ψ = μ ‖F̂ − I‖² + λ/2 tr(F̂ − I)²` the diagonal
 //! stress is `P̂ = 2μ (F̂ − I) + λ tr(F̂ − I) I` and `P = U P̂ Vᵀ` (the same as `R σ(RᵀF)` of
-//! [`super::corotational`]). Irving §5 clamps `F̂` at a compression threshold and extends
+//! `super::corotational`). Irving §5 clamps `F̂` at a compression threshold and extends
 //! `P̂` linearly beyond it, to bound laws whose stress blows up as `F̂ᵢ → 0`; this `P̂` is
 //! already affine in `F̂`, so its linear extension is itself and nothing needs clamping.
 //!
