@@ -2,7 +2,6 @@
 //! constraints and loads, damping, and the state `(x, v)`.
 
 use crate::constraint::{ConstraintDesc, ConstraintError, Constraints, Reaction};
-use crate::contact::springs::Anchors;
 use crate::fem::material::{build_model, build_viscosity, Dissipation, ModelKind, ViscosityKind};
 use crate::fem::{ElementSet, ForceModel, Lame, Mass, MassKind, MaterialError};
 use crate::load::{LoadDesc, LoadError, Loads};
@@ -128,9 +127,6 @@ pub struct Body {
     pub fixed: Vec<bool>,
     pub x: Vec<Vector3<f64>>,
     pub v: Vec<Vector3<f64>>,
-    /// Contact-spring shares held by this body's vertices (empty unless the world uses
-    /// contact springs; see [`crate::contact::springs`]).
-    pub anchors: Anchors,
     /// External loads, scaled for [`time`](Self::time).
     pub loads: Loads,
     /// Constraints and prescribed motions (their fully held vertices are in `fixed`).
@@ -212,7 +208,6 @@ impl Body {
             damping: desc.damping,
             viscosity,
             fixed,
-            anchors: Anchors::default(),
             loads,
             constraints,
             time: 0.0,

@@ -21,9 +21,11 @@
 //! torque about a point `p` is `Σ (x_i − p) × R_i`. In a dynamic step this leaves out the
 //! held vertices' inertia (exact for vertices at rest under a lumped mass).
 
+mod keyframes;
 mod motion;
 mod projector;
 
+pub use keyframes::{Interpolation, Keyframes};
 pub use motion::Motion;
 
 use crate::linalg::BlockCsr;

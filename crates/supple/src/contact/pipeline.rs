@@ -18,11 +18,12 @@ use super::detect::{gap, Detector, PassStats, Paths};
 use super::impact_time::{impact_fraction, SPLIT_GAP};
 use super::projection::{project_obstacles, ObstacleStats};
 use super::rounded::push_triangles_out;
-use super::springs::{ContactSprings, Spring};
+use super::springs::{Anchors, ContactSprings, Spring};
 use super::surface::ContactSurface;
 use super::uncrush::{lift_body, LiftStats};
 use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
+use crate::time::BodyInputs;
 use nalgebra::Vector3;
 use std::time::Instant;
 
@@ -106,12 +107,9 @@ pub struct Contact {
 
 impl Contact {
     /// Prepares contact for `bodies` stepped by `dt` (surfaces, broad phase, workspaces). In
-    /// springs mode the bodies get anchors (their matrices then change between steps).
-    pub fn new(
-        settings: ContactSettings,
-        bodies: &mut [Body],
-        dt: f64,
-    ) -> Result<Self, ContactError> {
+    /// springs mode ([`uses_springs`](Self::uses_springs)) the step inputs of the bodies need
+    /// anchors (their matrices then change between steps).
+    pub fn new(settings: ContactSettings, bodies: &[Body], dt: f64) -> Result<Self, ContactError> {
         settings.validate()?;
         let surfaces: Vec<ContactSurface> = bodies
             .iter()
@@ -143,11 +141,6 @@ impl Contact {
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
-        if matches!(settings.response, Response::Springs { .. }) {
-            for b in bodies.iter_mut() {
-                b.anchors = super::Anchors::zeros(b.n_vertices());
-            }
-        }
         let per_body = |f: &dyn Fn(&Body) -> usize| -> Vec<Vec<Vector3<f64>>> {
             bodies
                 .iter()
@@ -217,9 +210,16 @@ impl Contact {
         &self.stats
     }
 
+    /// True in springs mode: the bodies' step inputs carry anchors
+    /// ([`crate::time::Anchors`]) that [`begin_step`](Self::begin_step) fills.
+    pub fn uses_springs(&self) -> bool {
+        matches!(self.settings.response, Response::Springs { .. })
+    }
+
     /// Records the start-of-step state and, in springs mode, writes the springs' lagged
-    /// shares into the bodies' anchors (so the integrator sees them as forces and stiffness).
-    pub fn begin_step(&mut self, bodies: &mut [Body]) {
+    /// shares into the bodies' step inputs as anchors (so the integrator sees them as forces
+    /// and stiffness). Vertices held in the inputs get no share.
+    pub fn begin_step(&mut self, bodies: &[Body], inputs: &mut [BodyInputs]) {
         for (b, body) in bodies.iter().enumerate() {
             self.x0[b].copy_from_slice(&body.x);
             self.v0[b].copy_from_slice(&body.v);
@@ -229,19 +229,22 @@ impl Contact {
             for s in &self.springs.springs {
                 self.spring_p.push(s.separation(|b, v| bodies[b].x[v]));
             }
-            for body in bodies.iter_mut() {
-                body.anchors.clear();
+            for (input, body) in inputs.iter_mut().zip(bodies) {
+                if !input.anchors.enabled() {
+                    input.anchors = Anchors::zeros(body.n_vertices());
+                }
+                input.anchors.clear();
             }
             for (s, p) in self.springs.springs.iter().zip(&self.spring_p) {
                 for k in 0..4 {
                     let (b, v) = (s.vertices[k].0 as usize, s.vertices[k].1 as usize);
-                    let body = &mut bodies[b];
-                    if s.w[k] == 0.0 || body.fixed[v] {
+                    let input = &mut inputs[b];
+                    if s.w[k] == 0.0 || input.fixed[v] {
                         continue;
                     }
-                    let (kappa, c) = s.share(k, p, &body.x[v]);
-                    body.anchors.kappa[v] += kappa;
-                    body.anchors.offset[v] += c;
+                    let (kappa, c) = s.share(k, p, &bodies[b].x[v]);
+                    input.anchors.kappa[v] += kappa;
+                    input.anchors.offset[v] += c;
                 }
             }
         }
@@ -252,7 +255,8 @@ impl Contact {
     /// that ended in or passed through an obstacle. If there are any, it restores the
     /// start-of-step state, moves each of them over the step by its projected velocity (Zhuang
     /// & Canny eq. 10: the approach relative to the obstacle removed, friction applied), to
-    /// `x⁰ + h v_proj`, holds it there (`fixed`), and returns true: the caller then solves the
+    /// `x⁰ + h v_proj`, holds it there (marks it in `held`, the step inputs' held set), and
+    /// returns true: the caller then solves the
     /// step again and calls [`release_holds`](Self::release_holds). The elastic response to
     /// the contact is then part of the implicit solve, as a constraint, instead of a
     /// displacement after it.
@@ -265,7 +269,14 @@ impl Contact {
     /// impact step that way (69 % of the energy released by the fall; EXPERIMENTS.md, Impacts
     /// and crushing). With the velocity hold the normal constraint does no work, friction only
     /// removes energy, and the same drop loses energy at every step.
-    pub fn hold_obstacle_contacts(&mut self, b: usize, body: &mut Body, t0: f64, dt: f64) -> bool {
+    pub fn hold_obstacle_contacts(
+        &mut self,
+        b: usize,
+        body: &mut Body,
+        held: &mut [bool],
+        t0: f64,
+        dt: f64,
+    ) -> bool {
         self.held[b].clear();
         self.hold_stats[b] = ObstacleStats::default();
         self.split[b] = None;
@@ -281,7 +292,7 @@ impl Contact {
             t0,
             dt,
             &self.surfaces[b].vertices,
-            &body.fixed,
+            held,
             &self.x0[b],
             x1,
             v1,
@@ -290,7 +301,7 @@ impl Contact {
         self.hold_stats[b] = o;
         for &i in &self.surfaces[b].vertices {
             let i = i as usize;
-            if !body.fixed[i] && x1[i] != body.x[i] {
+            if !held[i] && x1[i] != body.x[i] {
                 self.held[b].push(i as u32);
             }
         }
@@ -327,7 +338,7 @@ impl Contact {
         );
         self.hold_lifts[b] = lift;
         for &i in &self.held[b] {
-            body.fixed[i as usize] = true;
+            held[i as usize] = true;
         }
         true
     }
@@ -343,10 +354,10 @@ impl Contact {
 
     /// Ends a hold: the held vertices are free again and move on with their projected
     /// velocities (normal part removed, friction applied).
-    pub fn release_holds(&mut self, b: usize, body: &mut Body) {
+    pub fn release_holds(&mut self, b: usize, body: &mut Body, held: &mut [bool]) {
         for &i in &self.held[b] {
             let i = i as usize;
-            body.fixed[i] = false;
+            held[i] = false;
             body.v[i] = self.v_hold[b][i];
         }
     }

@@ -8,59 +8,15 @@
 //! pulling the bodies together (`P · n > 0`: the points have separated along the contact
 //! normal `n`).
 //!
-//! Integrators see the springs only through [`Anchors`]: each vertex's share with the other
+//! Integrators see the springs only through [`Anchors`], one of a step's inputs
+//! ([`crate::time::StepInputs`]): each vertex's share with the other
 //! vertices' positions lagged at the step start, `f_i = c_i − κ_i x_i` with
 //! `κ_i = Σ_s k w_{s,i}²` and `c_i = −Σ_s k w_{s,i} (P_s − w_{s,i} x_i)`. That keeps every
 //! body's matrix on its own fixed pattern (a spring may join two bodies, or two vertices
 //! of one body that share no tet) while the stiff diagonal part stays implicit.
 
-use crate::linalg::BlockCsr;
-use nalgebra::{Matrix3, Vector3};
-
-/// Per-vertex linear springs to fixed anchor points, `f_i = c_i − κ_i x_i`.
-#[derive(Debug, Clone, Default)]
-pub struct Anchors {
-    /// `κ_i` (N/m); empty when the body has no contact springs.
-    pub kappa: Vec<f64>,
-    /// `c_i` (N).
-    pub offset: Vec<Vector3<f64>>,
-}
-
-impl Anchors {
-    /// Zeroed anchors for `n` vertices (a body whose scene uses contact springs).
-    pub fn zeros(n: usize) -> Self {
-        Self {
-            kappa: vec![0.0; n],
-            offset: vec![Vector3::zeros(); n],
-        }
-    }
-
-    /// True when the body can have anchor springs (its matrix then changes between steps).
-    pub fn enabled(&self) -> bool {
-        !self.kappa.is_empty()
-    }
-
-    pub fn clear(&mut self) {
-        self.kappa.fill(0.0);
-        self.offset.fill(Vector3::zeros());
-    }
-
-    /// `out += c − κ x`.
-    pub fn add_forces(&self, x: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
-        for (i, o) in out.iter_mut().enumerate().take(self.kappa.len()) {
-            *o += self.offset[i] - self.kappa[i] * x[i];
-        }
-    }
-
-    /// `A += scale · diag(κ) ⊗ I` (the anchors' stiffness `−∂f/∂x`).
-    pub fn add_to(&self, a: &mut BlockCsr, scale: f64) {
-        for (i, &k) in self.kappa.iter().enumerate() {
-            if k != 0.0 {
-                a.values[a.pattern.diag[i] as usize] += Matrix3::from_diagonal_element(scale * k);
-            }
-        }
-    }
-}
+pub use crate::time::Anchors;
+use nalgebra::Vector3;
 
 /// A vertex of the world: `(body, vertex)`.
 pub type VertexRef = (u32, u32);

@@ -9,7 +9,7 @@
 //! accurate: it damps high frequencies, which lets stiff bodies take 100 ms steps (Hauth §6).
 
 use super::newton::{Formula, Newton, NewtonSettings, NewtonStats};
-use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepInputs, StepStats};
 use crate::body::Body;
 use nalgebra::Vector3;
 
@@ -48,16 +48,26 @@ impl Integrator for BackwardEuler {
         true
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         h: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
         self.xi.copy_from_slice(&body.x);
         self.eta.copy_from_slice(&body.v);
         let mut stats = StepStats::default();
-        implicit_step(&mut self.newton, body, &self.xi, &self.eta, h, gravity).add_to(&mut stats);
+        implicit_step(
+            &mut self.newton,
+            body,
+            inputs,
+            &self.xi,
+            &self.eta,
+            h,
+            gravity,
+        )
+        .add_to(&mut stats);
         check_barrier(body)?;
         Ok(stats)
     }
@@ -69,6 +79,7 @@ impl Integrator for BackwardEuler {
 pub(crate) fn implicit_step(
     newton: &mut Newton,
     body: &mut Body,
+    inputs: &StepInputs,
     xi: &[Vector3<f64>],
     eta: &[Vector3<f64>],
     gamma: f64,
@@ -81,6 +92,7 @@ pub(crate) fn implicit_step(
         gamma,
         gravity: *gravity,
         reference: 0.0,
+        inputs: *inputs,
     };
     let stats = newton.solve(body, &form);
     body.v.copy_from_slice(&newton.u);

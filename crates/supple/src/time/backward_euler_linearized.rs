@@ -23,7 +23,8 @@
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
 use super::{
-    check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepStats, WarmStart,
+    check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepInputs, StepStats,
+    System, WarmStart,
 };
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
@@ -35,6 +36,7 @@ pub struct LinearizedBackwardEuler {
     /// First guess of the velocity solve (ignored by a direct solver).
     pub warm_start: WarmStart,
     solver: LinearSolver,
+    system: System,
     a: BlockCsr,
     rhs: Vec<Vector3<f64>>,
     force: Vec<Vector3<f64>>,
@@ -105,6 +107,7 @@ impl LinearizedBackwardEuler {
         Ok(Self {
             warm_start,
             solver,
+            system: System::new(body),
             a: BlockCsr::zeros(body.elems.pattern.clone()),
             rhs: vec![Vector3::zeros(); n],
             force: vec![Vector3::zeros(); n],
@@ -141,9 +144,10 @@ impl Integrator for LinearizedBackwardEuler {
         }
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         h: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
@@ -154,51 +158,39 @@ impl Integrator for LinearizedBackwardEuler {
             self.v_start.copy_from_slice(&body.v);
             e_start = total_energy(body, h, gravity, &mut self.scratch);
         }
-        let Body {
-            elems,
-            model,
-            mass,
-            damping,
-            viscosity,
-            fixed,
-            x,
-            v,
-            anchors,
-            loads,
-            constraints,
-            ..
-        } = body;
-        model.update_frames(elems, x);
+        // f(x) without the damping forces, which act at v⁺ through the matrix; a point
+        // spring's damping toward its moving target keeps its constant part `d ṗ` here.
         self.force.fill(Vector3::zeros());
-        model.add_forces(elems, x, &mut self.force);
-        if anchors.enabled() {
-            anchors.add_forces(x, &mut self.force);
+        // The positions are lent out of the body for the call (a move, no allocation).
+        let x = std::mem::take(&mut body.x);
+        self.system
+            .position_forces(body, inputs, &x, true, &mut self.force);
+        body.x = x;
+        for s in inputs.springs {
+            s.add_target_damping(&mut self.force);
         }
-        loads.add_forces(x, &mut self.force);
         let t1 = Instant::now();
 
-        let constant = model.tangent_is_constant()
-            && viscosity.is_none()
-            && !anchors.enabled()
-            && !loads.has_follower()
-            && !(constraints.any_partial() && constraints.any_release());
+        let constant = System::matrix_is_constant(body, inputs);
         let changed = !(constant && self.assembled_for == Some(h));
         if changed {
-            // (1 + hα) M + h D_visc + (hβ + h²) K, as System::assemble(1, h, h²).
-            self.a.set_zero();
-            model.add_tangent(elems, x, h * damping.beta + h * h, &mut self.a);
-            if let Some(visc) = viscosity {
-                visc.add_matrix(elems, x, h, &mut self.a);
-            }
-            mass.add_to(&mut self.a, 1.0 + h * damping.alpha);
-            anchors.add_to(&mut self.a, h * h);
-            loads.add_tangent(x, h * h, true, &mut self.a);
-            constraints.filter_matrix(&mut self.a);
+            // (1 + hα) M + h D + (hβ + h²) K.
+            self.system
+                .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
             self.assembled_for = constant.then_some(h);
         }
         let t2 = Instant::now();
 
         // rhs = M v + h (f + m g); the lumped masses are the row sums of M, so M g = m g.
+        let Body {
+            elems,
+            mass,
+            x,
+            v,
+            constraints,
+            ..
+        } = body;
+        let fixed = inputs.fixed;
         mass.mul_vec(elems, v, &mut self.rhs);
         let (force, lumped) = (&self.force, &mass.lumped);
         par::for_each_mut(&mut self.rhs, |i, r| {
@@ -247,7 +239,7 @@ impl Integrator for LinearizedBackwardEuler {
             body.x.copy_from_slice(&self.x_start);
             body.v.copy_from_slice(&self.v_start);
             self.fallbacks += 1;
-            let mut full = newton.step(body, h, gravity)?;
+            let mut full = newton.step_with(body, inputs, h, gravity)?;
             full.solver_iterations += stats.iterations;
             full.forces_s += (t1 - t0).as_secs_f64();
             full.assembly_s += (t2 - t1).as_secs_f64();

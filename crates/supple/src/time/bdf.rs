@@ -31,7 +31,7 @@
 
 use super::backward_euler::implicit_step;
 use super::newton::{Newton, NewtonSettings};
-use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepInputs, StepStats};
 use crate::body::Body;
 use crate::linalg::par;
 use nalgebra::Vector3;
@@ -105,9 +105,9 @@ impl Bdf {
     }
 
     /// `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of BDF(`k`) (fixed vertices: `x_n` and 0).
-    fn combine_history(&mut self, body: &Body, k: usize) {
+    fn combine_history(&mut self, body: &Body, fixed: &[bool], k: usize) {
         let a = A[k - 1];
-        let (x, v, fixed) = (&body.x, &body.v, &body.fixed);
+        let (x, v) = (&body.x, &body.v);
         let (px, pv) = (&self.past_x, &self.past_v);
         par::for_each_mut(&mut self.xi, |i, xi| {
             *xi = if fixed[i] {
@@ -135,7 +135,13 @@ impl Bdf {
 
     /// Backward Euler Richardson-extrapolated from the state in `past_*[0]` (already in the
     /// body): `y = 2 y_{h/2,h/2} − y_h`.
-    fn richardson_start(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>) -> StepStats {
+    fn richardson_start(
+        &mut self,
+        body: &mut Body,
+        inputs: &StepInputs,
+        h: f64,
+        gravity: &Vector3<f64>,
+    ) -> StepStats {
         let mut stats = StepStats::default();
         for _ in 0..2 {
             self.xi.copy_from_slice(&body.x);
@@ -143,6 +149,7 @@ impl Bdf {
             implicit_step(
                 &mut self.newton,
                 body,
+                inputs,
                 &self.xi,
                 &self.eta,
                 0.5 * h,
@@ -157,13 +164,14 @@ impl Bdf {
         implicit_step(
             &mut self.newton,
             body,
+            inputs,
             &self.past_x[0],
             &self.past_v[0],
             h,
             gravity,
         )
         .add_to(&mut stats);
-        let (hx, hv, x0, fixed) = (&self.half_x, &self.half_v, &self.past_x[0], &body.fixed);
+        let (hx, hv, x0, fixed) = (&self.half_x, &self.half_v, &self.past_x[0], inputs.fixed);
         par::for_each_mut(&mut body.x, |i, x| {
             *x = if fixed[i] { x0[i] } else { 2.0 * hx[i] - *x }
         });
@@ -186,9 +194,10 @@ impl Integrator for Bdf {
         }
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         h: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
@@ -202,12 +211,12 @@ impl Integrator for Bdf {
             self.xi.copy_from_slice(&body.x);
             self.eta.copy_from_slice(&body.v);
         } else {
-            self.combine_history(body, k);
+            self.combine_history(body, inputs.fixed, k);
         }
         self.shift_history(body);
         self.history += 1;
         if k == 1 && self.order == 3 {
-            let stats = self.richardson_start(body, h, gravity);
+            let stats = self.richardson_start(body, inputs, h, gravity);
             check_barrier(body)?;
             return Ok(stats);
         }
@@ -215,6 +224,7 @@ impl Integrator for Bdf {
         implicit_step(
             &mut self.newton,
             body,
+            inputs,
             &self.xi,
             &self.eta,
             B[k - 1] * h,

@@ -4,6 +4,7 @@
 mod backward_euler;
 mod backward_euler_linearized;
 mod bdf;
+pub mod inputs;
 mod newmark;
 mod newton;
 mod rkf45;
@@ -14,6 +15,7 @@ pub mod system;
 pub use backward_euler::BackwardEuler;
 pub use backward_euler_linearized::LinearizedBackwardEuler;
 pub use bdf::Bdf;
+pub use inputs::{Anchors, BodyInputs, PointSpring, StepInputs};
 pub use newmark::Newmark;
 pub use newton::NewtonSettings;
 pub use rkf45::{Rkf45, Rkf45Settings};
@@ -119,14 +121,31 @@ pub enum StepError {
 /// A time-stepping scheme for one body (holding that body's workspaces).
 pub trait Integrator: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
-    /// Advances `body` by `dt`. On an error the body's state is unspecified (the world
-    /// restores it).
+    /// Advances `body` by `dt` under the step's `inputs` (held vertices, springs, external
+    /// forces; see [`StepInputs`]). On an error the body's state is unspecified (the world
+    /// restores it). Implementations read the held set from `inputs.fixed`, never from
+    /// `body.fixed`.
+    fn step_with(
+        &mut self,
+        body: &mut Body,
+        inputs: &StepInputs,
+        dt: f64,
+        gravity: &Vector3<f64>,
+    ) -> Result<StepStats, StepError>;
+    /// Advances `body` by `dt` with nothing but its own fixed vertices held (a body on its
+    /// own, outside a world).
     fn step(
         &mut self,
         body: &mut Body,
         dt: f64,
         gravity: &Vector3<f64>,
-    ) -> Result<StepStats, StepError>;
+    ) -> Result<StepStats, StepError> {
+        // The body's fixed set is lent to the inputs for the step (a move, no allocation).
+        let fixed = std::mem::take(&mut body.fixed);
+        let result = self.step_with(body, &StepInputs::new(&fixed), dt, gravity);
+        body.fixed = fixed;
+        result
+    }
     /// Start-up information for the user, one line each (e.g. an explicit scheme's Courant
     /// bound, a factorization plan); the CLI prints it before the run.
     fn notes(&self) -> Vec<String> {
@@ -140,9 +159,9 @@ pub trait Integrator: Send + std::fmt::Debug {
     /// Called before a step is taken again from a restored state (the world's step control
     /// after a failed step): schemes with history forget it, as after a change of `dt`.
     fn restart(&mut self) {}
-    /// True for one-step schemes that read `body.fixed` every step and keep no history that
-    /// a step changes, so a step can be taken again from the same start state with more
-    /// vertices held (the contact phase does this; see [`crate::contact`]).
+    /// True for one-step schemes that read the held set from their inputs every step and
+    /// keep no history that a step changes, so a step can be taken again from the same start
+    /// state with more vertices held (the contact phase does this; see [`crate::contact`]).
     fn restartable(&self) -> bool {
         false
     }

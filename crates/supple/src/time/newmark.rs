@@ -53,7 +53,7 @@
 
 use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
+use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::{Body, EXPLOSION_FACTOR};
 use crate::fem::material::Linear;
 use crate::fem::{ForceModel, MassKind};
@@ -276,9 +276,11 @@ impl Newmark {
     /// One trial substep of size `h` at `level` from `(x, v, a)`. Commits it (into
     /// `x, v, a`) when it passes the rejection test or when `force`; returns whether it passed,
     /// or the error of a failed solve.
+    #[allow(clippy::too_many_arguments)]
     fn substep(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         level: u32,
         h: f64,
         gravity: &Vector3<f64>,
@@ -294,8 +296,15 @@ impl Newmark {
             });
             par::for_each_mut(&mut self.v_pred, |i, vp| *vp = v[i] + h * a[i]);
         }
-        self.system
-            .forces(body, &self.x1, &self.v_pred, gravity, true, &mut self.rhs);
+        self.system.forces(
+            body,
+            inputs,
+            &self.x1,
+            &self.v_pred,
+            gravity,
+            true,
+            &mut self.rhs,
+        );
         // Eq. 8's right-hand side: f(x_{n+1}, ṽ) + M g + ½h D₀ a_n.
         if apply_d0(
             &self.solve,
@@ -382,13 +391,21 @@ impl Newmark {
     fn initial_acceleration(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         level: u32,
         h: f64,
         gravity: &Vector3<f64>,
     ) -> Result<(), CholeskyError> {
         // `v_pred` holds the force, `rhs` the right-hand side.
-        self.system
-            .forces(body, &self.x, &self.v, gravity, true, &mut self.v_pred);
+        self.system.forces(
+            body,
+            inputs,
+            &self.x,
+            &self.v,
+            gravity,
+            true,
+            &mut self.v_pred,
+        );
         self.rhs.copy_from_slice(&self.v_pred);
         let passes = if apply_d0(
             &self.solve,
@@ -540,9 +557,10 @@ impl Integrator for Newmark {
         "newmark"
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         dt: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
@@ -554,6 +572,13 @@ impl Integrator for Newmark {
         if self.factored_for != Some(dt) {
             self.drop_factors();
             self.factored_for = Some(dt);
+        }
+        if inputs.fixed != self.fixed.as_slice() {
+            // The held set changed (a release, a hold): the factors filter the old one, and
+            // the kept acceleration was solved under it.
+            self.fixed.copy_from_slice(inputs.fixed);
+            self.drop_factors();
+            self.synced = false;
         }
         let m = self.levels;
         // Levels whose step exceeds the stability estimate are never tried: an unstable
@@ -595,7 +620,7 @@ impl Integrator for Newmark {
                     self.x.copy_from_slice(&body.x);
                     self.v.copy_from_slice(&body.v);
                     zero_fixed(&self.fixed, &mut self.v);
-                    if let Err(e) = self.initial_acceleration(body, level, h, gravity) {
+                    if let Err(e) = self.initial_acceleration(body, inputs, level, h, gravity) {
                         return self.fail(e, stats);
                     }
                     self.synced = true;
@@ -606,7 +631,7 @@ impl Integrator for Newmark {
             }
             let mut rejected = false;
             for _ in 0..1usize << level {
-                match self.substep(body, level, h, gravity, level == m, &mut times) {
+                match self.substep(body, inputs, level, h, gravity, level == m, &mut times) {
                     Ok(true) => {}
                     Ok(false) if level == m => stats.solver_converged = false,
                     Ok(false) => {

@@ -41,6 +41,7 @@
 //!
 //! Nothing here allocates after construction.
 
+use super::inputs::StepInputs;
 use super::system::{zero_fixed, System};
 use super::{IntegratorError, StepStats};
 use crate::body::Body;
@@ -127,6 +128,8 @@ pub(crate) struct Formula<'a> {
     pub gravity: Vector3<f64>,
     /// The scale of the convergence test when above 0 (else `‖r₀‖`).
     pub reference: f64,
+    /// The step's held vertices, springs and external forces.
+    pub inputs: StepInputs<'a>,
 }
 
 /// What one Newton solve did.
@@ -240,9 +243,9 @@ impl Newton {
     /// vertices; with loads `‖M g + f_load(x)‖` over the free components; with constraints
     /// also `+ ‖f_el(x) + M g + f_load(x)‖` over the held components (the reactions, which
     /// are the only scale of a displacement-driven problem). Uses `f`, `mv` as scratch.
-    pub fn load_norm(&mut self, body: &mut Body, gravity: &Vector3<f64>) -> f64 {
+    pub fn load_norm(&mut self, body: &mut Body, fixed: &[bool], gravity: &Vector3<f64>) -> f64 {
         if body.loads.is_empty() && body.constraints.is_empty() {
-            return load_norm(body, gravity);
+            return load_norm(body, fixed, gravity);
         }
         let lumped = &body.mass.lumped;
         par::for_each_mut(&mut self.f, |i, f| *f = lumped[i] * gravity);
@@ -254,7 +257,7 @@ impl Newton {
             self.mv.copy_from_slice(&self.f);
             body.model.add_forces(&body.elems, &body.x, &mut self.mv);
             self.g_trial.copy_from_slice(&self.mv);
-            zero_fixed(&body.fixed, &mut self.g_trial);
+            zero_fixed(fixed, &mut self.g_trial);
             body.constraints.project(&mut self.g_trial);
             let (all, free) = (&self.mv, &self.g_trial);
             norm += par::sum(all.len(), &mut self.partials, |i| {
@@ -262,7 +265,7 @@ impl Newton {
             })
             .sqrt();
         }
-        zero_fixed(&body.fixed, &mut self.f);
+        zero_fixed(fixed, &mut self.f);
         body.constraints.project(&mut self.f);
         let f = &self.f;
         norm + par::sum(f.len(), &mut self.partials, |i| f[i].norm_squared()).sqrt()
@@ -281,7 +284,7 @@ impl Newton {
             solver_converged: true,
             ..NewtonStats::default()
         };
-        zero_fixed(&body.fixed, &mut self.u);
+        zero_fixed(form.inputs.fixed, &mut self.u);
         body.constraints.project(&mut self.u);
         self.history.clear();
         let t0 = Instant::now();
@@ -317,11 +320,12 @@ impl Newton {
         while !reached(norm, target) && stats.iterations < self.settings.max_iterations as usize {
             // Jacobian J = cm M + cd D + ck K at the current u (frames are at self.x).
             let t0 = Instant::now();
-            let constant = System::matrix_is_constant(body);
+            let constant = System::matrix_is_constant(body, &form.inputs);
             let changed = !(constant && self.kept == Some(coeffs));
             if changed {
                 let [cm, cd, ck] = coeffs;
-                self.system.assemble(body, &self.x, cm, cd, ck, &mut self.a);
+                self.system
+                    .assemble(body, &form.inputs, &self.x, cm, cd, ck, &mut self.a);
                 self.kept = constant.then_some(coeffs);
             }
             let t1 = Instant::now();
@@ -330,9 +334,13 @@ impl Newton {
                     .clamp(PCG_MIN_TOLERANCE.min(base_tolerance), base_tolerance);
             }
             self.delta.fill(Vector3::zeros());
-            let s = self
-                .solver
-                .solve(&self.a, changed, &self.g, &body.fixed, &mut self.delta);
+            let s = self.solver.solve(
+                &self.a,
+                changed,
+                &self.g,
+                form.inputs.fixed,
+                &mut self.delta,
+            );
             let t2 = Instant::now();
             stats.assembly_s += (t1 - t0).as_secs_f64();
             stats.solve_s += (t2 - t1).as_secs_f64();
@@ -430,8 +438,10 @@ impl Newton {
     /// `Φ(u) = ½ (u − η)ᵀ M (u − η) + E(ξ + γ u) − γ (M g)·u + ½ γ α uᵀ M u`; static:
     /// `Φ(u) = E(ξ + u) − (M g)·u`. Uses `mv` as scratch.
     fn potential(&mut self, body: &Body, form: &Formula, trial: bool) -> Option<f64> {
-        let conservative =
-            body.damping.beta == 0.0 && body.viscosity.is_none() && !body.anchors.enabled();
+        let conservative = body.damping.beta == 0.0
+            && body.viscosity.is_none()
+            && !form.inputs.has_springs()
+            && form.inputs.external.is_none();
         if !conservative {
             return None;
         }
@@ -441,7 +451,7 @@ impl Newton {
             (&self.u, &self.x)
         };
         let elastic = body.model.energy(&body.elems, x)?;
-        let (lumped, fixed, g) = (&body.mass.lumped, &body.fixed, form.gravity);
+        let (lumped, fixed, g) = (&body.mass.lumped, form.inputs.fixed, form.gravity);
         let free = |i: usize| !fixed[i];
         let load = par::sum(u.len(), &mut self.partials, |i| {
             if free(i) {
@@ -498,7 +508,7 @@ impl Newton {
 
     /// Evaluates `−r` at `u + α δ` into the trial buffers; returns `‖r‖`.
     fn eval_trial(&mut self, body: &mut Body, form: &Formula, alpha: f64) -> f64 {
-        let (u, delta, fixed) = (&self.u, &self.delta, &body.fixed);
+        let (u, delta, fixed) = (&self.u, &self.delta, form.inputs.fixed);
         par::for_each_mut(&mut self.u_trial, |i, ut| {
             *ut = if fixed[i] {
                 Vector3::zeros()
@@ -525,7 +535,7 @@ impl Newton {
     /// The size of the residual's terms at the first guess (`f`, `mv` still hold them):
     /// `‖M(u₀ − η)‖ + γ‖f₀‖ + γ‖M g‖` over the free vertices.
     fn noise_scale(&mut self, body: &Body, form: &Formula) -> f64 {
-        let (f, mv, fixed) = (&self.f, &self.mv, &body.fixed);
+        let (f, mv, fixed) = (&self.f, &self.mv, form.inputs.fixed);
         let free = |i: usize, v: &Vector3<f64>| if fixed[i] { 0.0 } else { v.norm_squared() };
         let n = f.len();
         let nf = par::sum(n, &mut self.partials, |i| free(i, &f[i])).sqrt();
@@ -533,17 +543,17 @@ impl Newton {
             Some(_) => par::sum(n, &mut self.partials, |i| free(i, &mv[i])).sqrt(),
             None => 0.0,
         };
-        nm + form.gamma * (nf + load_norm(body, &form.gravity))
+        nm + form.gamma * (nf + load_norm(body, fixed, &form.gravity))
     }
 }
 
 /// `‖M g‖` over the free vertices (the lumped masses are the row sums of either mass matrix).
-pub(crate) fn load_norm(body: &Body, gravity: &Vector3<f64>) -> f64 {
+pub(crate) fn load_norm(body: &Body, fixed: &[bool], gravity: &Vector3<f64>) -> f64 {
     let m2: f64 = body
         .mass
         .lumped
         .iter()
-        .zip(&body.fixed)
+        .zip(fixed)
         .filter(|(_, &f)| !f)
         .map(|(m, _)| m * m)
         .sum();
@@ -586,7 +596,7 @@ fn residual(
         partials,
     } = out;
     let (xi, gamma) = (form.xi, form.gamma);
-    let fixed = &body.fixed;
+    let fixed = form.inputs.fixed;
     par::for_each_mut(x, |i, xi_out| {
         *xi_out = if fixed[i] {
             xi[i]
@@ -597,24 +607,23 @@ fn residual(
     match form.eta {
         Some(eta) => {
             // g = γ (f(x, u) + M g) − M (u − η)   (the negative of r).
-            system.forces(body, x, u, &form.gravity, true, f);
+            system.forces(body, &form.inputs, x, u, &form.gravity, true, f);
             par::for_each_mut(g, |i, gi| *gi = u[i] - eta[i]);
             body.mass.mul_vec(&body.elems, g, mv);
             let (f, mv) = (&*f, &*mv);
             par::for_each_mut(g, |i, gi| *gi = gamma * f[i] - mv[i]);
         }
         None => {
-            // g = f_el(x) + M g: at v = 0 no damping force acts (and System::forces would
-            // assemble K for a Rayleigh β only to multiply it by zero).
-            body.model.update_frames(&body.elems, x);
+            // g = f(x) + M g with the velocity-independent forces only: at v = 0 no damping
+            // force acts (and System::forces would assemble K for a Rayleigh β only to
+            // multiply it by zero).
             let (lumped, load) = (&body.mass.lumped, form.gravity);
             par::for_each_mut(f, |i, fi| *fi = lumped[i] * load);
-            body.model.add_forces(&body.elems, x, f);
-            body.loads.add_forces(x, f);
+            system.position_forces(body, &form.inputs, x, true, f);
             g.copy_from_slice(f);
         }
     }
-    zero_fixed(&body.fixed, g);
+    zero_fixed(fixed, g);
     body.constraints.project(g);
     let g = &*g;
     par::sum(g.len(), partials, |i| g[i].norm_squared()).sqrt()

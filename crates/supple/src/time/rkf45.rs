@@ -32,7 +32,7 @@
 
 use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
+use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
@@ -92,7 +92,7 @@ pub struct Rkf45Settings {
 /// How `M a = f` is solved.
 #[derive(Debug)]
 enum MassSolve {
-    /// `1/m_i` (0 for fixed vertices).
+    /// `1/m_i` (0 for a massless vertex).
     Lumped(Vec<f64>),
     /// The consistent `M`, factored on the first solve and kept.
     Consistent {
@@ -135,8 +135,7 @@ impl Rkf45 {
                 body.mass
                     .lumped
                     .iter()
-                    .zip(&body.fixed)
-                    .map(|(&m, &f)| if f || m <= 0.0 { 0.0 } else { 1.0 / m })
+                    .map(|&m| if m <= 0.0 { 0.0 } else { 1.0 / m })
                     .collect(),
             ),
             MassKind::Consistent => {
@@ -205,7 +204,14 @@ impl Rkf45 {
     }
 
     /// Stage `s`: `kx[s] = v_s`, `kv[s] = M⁻¹ f(x_s, v_s)` at `(x_s, v_s) = y + h Σ a_sj k_j`.
-    fn stage(&mut self, body: &mut Body, s: usize, h: f64, gravity: &Vector3<f64>) -> bool {
+    fn stage(
+        &mut self,
+        body: &mut Body,
+        inputs: &StepInputs,
+        s: usize,
+        h: f64,
+        gravity: &Vector3<f64>,
+    ) -> bool {
         let (x, v) = (&self.x, &self.v);
         let (kx, kv) = (&self.kx, &self.kv);
         let a = &A[s];
@@ -224,13 +230,26 @@ impl Rkf45 {
             *vi = v[i] + h * d;
         });
         self.kx[s].copy_from_slice(&self.vs);
-        self.system
-            .forces(body, &self.xs, &self.vs, gravity, true, &mut self.force);
+        self.system.forces(
+            body,
+            inputs,
+            &self.xs,
+            &self.vs,
+            gravity,
+            true,
+            &mut self.force,
+        );
         let out = &mut self.kv[s];
         match &mut self.mass {
             MassSolve::Lumped(inv) => {
-                let (f, inv) = (&self.force, &*inv);
-                par::for_each_mut(out, |i, o| *o = inv[i] * f[i]);
+                let (f, inv, fixed) = (&self.force, &*inv, &self.fixed);
+                par::for_each_mut(out, |i, o| {
+                    *o = if fixed[i] {
+                        Vector3::zeros()
+                    } else {
+                        inv[i] * f[i]
+                    }
+                });
                 true
             }
             MassSolve::Consistent {
@@ -248,10 +267,17 @@ impl Rkf45 {
 
     /// One trial step of size `h` from `(x, v)`: the stages, then the scaled error norm
     /// (`0` without error control). The 4th-order result is left in `(xs, vs)`.
-    fn trial(&mut self, body: &mut Body, h: f64, gravity: &Vector3<f64>, control: bool) -> f64 {
+    fn trial(
+        &mut self,
+        body: &mut Body,
+        inputs: &StepInputs,
+        h: f64,
+        gravity: &Vector3<f64>,
+        control: bool,
+    ) -> f64 {
         let mut solved = true;
         for s in 0..6 {
-            solved &= self.stage(body, s, h, gravity);
+            solved &= self.stage(body, inputs, s, h, gravity);
         }
         let (x, v, kx, kv) = (&self.x, &self.v, &self.kx, &self.kv);
         par::for_each_mut(&mut self.xs, |i, xi| {
@@ -309,13 +335,16 @@ impl Integrator for Rkf45 {
         "rkf45"
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         dt: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
+        // The held set of this step (a consistent mass is refactored when it changes).
+        self.fixed.copy_from_slice(inputs.fixed);
         let mut stats = StepStats {
             solver_converged: true,
             ..StepStats::default()
@@ -327,7 +356,7 @@ impl Integrator for Rkf45 {
             let n = self.settings.substeps as usize;
             let h = dt / n as f64;
             for _ in 0..n {
-                if !self.trial(body, h, gravity, false).is_finite() {
+                if !self.trial(body, inputs, h, gravity, false).is_finite() {
                     stats.solver_converged = false;
                 }
                 std::mem::swap(&mut self.x, &mut self.xs);
@@ -347,7 +376,7 @@ impl Integrator for Rkf45 {
                 // Shorten the last step to end on dt (and avoid a sliver step after it).
                 let clamped = h >= remaining * (1.0 - 1e-12);
                 let h_try = if clamped { remaining } else { h };
-                let err = self.trial(body, h_try, gravity, true);
+                let err = self.trial(body, inputs, h_try, gravity, true);
                 let fac = if err == 0.0 {
                     FAC_MAX
                 } else if err.is_finite() {

@@ -20,7 +20,7 @@
 //! `dt` is ignored. [`StepStats::substeps`] counts the load steps (Newton solves).
 
 use super::newton::{Formula, Newton, NewtonSettings};
-use super::{check_barrier, Integrator, IntegratorError, StepError, StepStats};
+use super::{check_barrier, Integrator, IntegratorError, StepError, StepInputs, StepStats};
 use crate::body::Body;
 use nalgebra::Vector3;
 
@@ -75,9 +75,10 @@ impl Integrator for StaticEquilibrium {
         "static"
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         _dt: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
@@ -94,13 +95,14 @@ impl Integrator for StaticEquilibrium {
             let load = from + (gravity - from) * mix;
             body.set_path(from_t, mix);
             self.xi.copy_from_slice(&body.x);
-            let reference = self.newton.load_norm(body, &load);
+            let reference = self.newton.load_norm(body, inputs.fixed, &load);
             let form = Formula {
                 xi: &self.xi,
                 eta: None,
                 gamma: 1.0,
                 gravity: load,
                 reference,
+                inputs: *inputs,
             };
             // `newton.u` keeps the last increment as the first guess of the next.
             self.newton.solve(body, &form).add_to(&mut stats);

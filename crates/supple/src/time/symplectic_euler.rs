@@ -17,7 +17,7 @@
 //! whose step is below [`COURANT_SAFETY`] times the bound.
 
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
+use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::linalg::par;
 use nalgebra::Vector3;
@@ -93,7 +93,7 @@ pub struct SymplecticEuler {
     pub substeps: u32,
     courant: CourantBound,
     system: System,
-    /// `1 / m_i` (lumped), 0 for fixed vertices.
+    /// `1 / m_i` (lumped; 0 for a massless vertex).
     inv_mass: Vec<f64>,
     x: Vec<Vector3<f64>>,
     v: Vec<Vector3<f64>>,
@@ -107,8 +107,7 @@ impl SymplecticEuler {
             .mass
             .lumped
             .iter()
-            .zip(&body.fixed)
-            .map(|(&m, &f)| if f || m <= 0.0 { 0.0 } else { 1.0 / m })
+            .map(|&m| if m <= 0.0 { 0.0 } else { 1.0 / m })
             .collect();
         Self {
             substeps,
@@ -140,9 +139,10 @@ impl Integrator for SymplecticEuler {
         "symplectic_euler"
     }
 
-    fn step(
+    fn step_with(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         dt: f64,
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
@@ -160,12 +160,24 @@ impl Integrator for SymplecticEuler {
         let h = dt / n as f64;
         self.x.copy_from_slice(&body.x);
         self.v.copy_from_slice(&body.v);
-        zero_fixed(&body.fixed, &mut self.v);
+        let fixed = inputs.fixed;
+        zero_fixed(fixed, &mut self.v);
         for _ in 0..n {
-            self.system
-                .forces(body, &self.x, &self.v, gravity, true, &mut self.force);
+            self.system.forces(
+                body,
+                inputs,
+                &self.x,
+                &self.v,
+                gravity,
+                true,
+                &mut self.force,
+            );
             let (force, inv_mass) = (&self.force, &self.inv_mass);
-            par::for_each_mut(&mut self.v, |i, vi| *vi += (h * inv_mass[i]) * force[i]);
+            par::for_each_mut(&mut self.v, |i, vi| {
+                if !fixed[i] {
+                    *vi += (h * inv_mass[i]) * force[i]
+                }
+            });
             let v = &self.v;
             par::for_each_mut(&mut self.x, |i, xi| *xi += h * v[i]);
         }

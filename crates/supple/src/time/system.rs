@@ -1,12 +1,14 @@
 //! The dynamic system every integrator sees: `M a = f(x, v) + M g` with
 //! `f(x, v) = f_el(x) − D_visc(x) v − α M v − β K(x) v` (elastic model, the body's
-//! strain-rate damping or viscosity, Rayleigh damping) plus contact-spring anchors
-//! ([`crate::contact::springs::Anchors`]) and external loads ([`crate::load`]), and fixed
-//! vertices and per-component constraints ([`crate::constraint`]).
+//! strain-rate damping or viscosity, Rayleigh damping) plus the body's loads
+//! ([`crate::load`]) and per-component constraints ([`crate::constraint`]), and the step's
+//! inputs ([`StepInputs`]: held vertices, anchor and point springs, external forces).
 //!
 //! Integrators are written only against this (Vega FEM's separation of force model and
-//! integrator): they never know which material or dissipation a body has.
+//! integrator): they never know which material or dissipation a body has, nor who holds,
+//! grabs or pushes it.
 
+use super::inputs::StepInputs;
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr};
 use nalgebra::Vector3;
@@ -14,15 +16,16 @@ use nalgebra::Vector3;
 /// Workspaces for evaluating a body's forces and Jacobians (allocated once per body).
 #[derive(Debug)]
 pub struct System {
-    /// Stiffness `K(x)` for the Rayleigh `β K v` term (assembled only when `β > 0`).
-    k: BlockCsr,
+    /// Stiffness `K(x)` for the Rayleigh `β K v` term (allocated and assembled only when
+    /// `β > 0`).
+    k: Option<BlockCsr>,
     tmp: Vec<Vector3<f64>>,
 }
 
 impl System {
     pub fn new(body: &Body) -> Self {
         Self {
-            k: BlockCsr::zeros(body.elems.pattern.clone()),
+            k: (body.damping.beta > 0.0).then(|| BlockCsr::zeros(body.elems.pattern.clone())),
             tmp: vec![Vector3::zeros(); body.n_vertices()],
         }
     }
@@ -30,9 +33,11 @@ impl System {
     /// Writes the total force `f(x, v) + M g` into `out` (fixed vertices included; callers
     /// zero what they must). When `refresh_frames`, the model's frames are first updated at
     /// `x` (pass false to reuse frames already computed at this `x`).
+    #[allow(clippy::too_many_arguments)]
     pub fn forces(
         &mut self,
         body: &mut Body,
+        inputs: &StepInputs,
         x: &[Vector3<f64>],
         v: &[Vector3<f64>],
         gravity: &Vector3<f64>,
@@ -48,8 +53,9 @@ impl System {
         if let Some(visc) = &body.viscosity {
             visc.add_forces(&body.elems, x, v, out);
         }
-        if body.anchors.enabled() {
-            body.anchors.add_forces(x, out);
+        add_input_forces(inputs, x, out);
+        for s in inputs.springs {
+            s.add_velocity_forces(v, out);
         }
         body.loads.add_forces(x, out);
         let (alpha, beta) = (body.damping.alpha, body.damping.beta);
@@ -59,22 +65,50 @@ impl System {
             par::for_each_mut(out, |i, o| *o -= alpha * tmp[i]);
         }
         if beta > 0.0 {
-            self.k.set_zero();
-            body.model.add_tangent(&body.elems, x, 1.0, &mut self.k);
-            self.k.mul_vec(v, &mut self.tmp);
+            // Allocated here only for a β set after the System was built.
+            let k = self
+                .k
+                .get_or_insert_with(|| BlockCsr::zeros(body.elems.pattern.clone()));
+            k.set_zero();
+            body.model.add_tangent(&body.elems, x, 1.0, k);
+            k.mul_vec(v, &mut self.tmp);
             let tmp = &self.tmp;
             par::for_each_mut(out, |i, o| *o -= beta * tmp[i]);
         }
     }
 
+    /// The force terms that do not depend on the velocity, added to `out`: the elastic
+    /// force `f_el(x)` (frames refreshed at `x` when `refresh_frames`), the loads, and the
+    /// inputs' anchors, external forces and point springs' stiffness part. Gravity is the
+    /// caller's. Static solves, and implicit schemes that take every damping term through
+    /// their matrix, use this.
+    pub fn position_forces(
+        &self,
+        body: &mut Body,
+        inputs: &StepInputs,
+        x: &[Vector3<f64>],
+        refresh_frames: bool,
+        out: &mut [Vector3<f64>],
+    ) {
+        if refresh_frames {
+            body.model.update_frames(&body.elems, x);
+        }
+        body.model.add_forces(&body.elems, x, out);
+        add_input_forces(inputs, x, out);
+        body.loads.add_forces(x, out);
+    }
+
     /// Sets `a = cm M + cd D(x) + ck K(x)` with `D = α M + β K + D_visc` the damping matrix
     /// and `K = −∂f_el/∂x` (frames as last refreshed). Backward Euler's Newton matrix is
     /// `cm = 1, cd = h, ck = h²`. Follower loads add the symmetric part of their stiffness
-    /// (scaled by `ck`), and partially held vertices are filtered
+    /// (scaled by `ck`), the inputs' anchors and point springs their stiffness (`ck`) and
+    /// damping (`cd`), and partially held vertices are filtered
     /// ([`crate::constraint::Constraints::filter_matrix`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn assemble(
         &self,
         body: &Body,
+        inputs: &StepInputs,
         x: &[Vector3<f64>],
         cm: f64,
         cd: f64,
@@ -94,18 +128,23 @@ impl System {
         }
         body.mass.add_to(a, cm + cd * alpha);
         if ck != 0.0 {
-            body.anchors.add_to(a, ck);
+            if let Some(anchors) = inputs.active_anchors() {
+                anchors.add_to(a, ck);
+            }
             body.loads.add_tangent(x, ck, true, a);
+        }
+        for s in inputs.springs {
+            s.add_to(a, ck, cd);
         }
         body.constraints.filter_matrix(a);
     }
 
     /// True when `assemble` gives the same matrix for every `x` (so it and its factor can be
     /// kept while the coefficients do not change).
-    pub fn matrix_is_constant(body: &Body) -> bool {
+    pub fn matrix_is_constant(body: &Body, inputs: &StepInputs) -> bool {
         body.model.tangent_is_constant()
             && body.viscosity.is_none()
-            && !body.anchors.enabled()
+            && !inputs.changes_matrix()
             && !body.loads.has_follower()
             && !(body.constraints.any_partial() && body.constraints.any_release())
     }
@@ -116,6 +155,22 @@ impl System {
         let elastic = body.elastic_energy()?;
         let loads = body.loads.potential(&body.x, &body.mesh.positions)?;
         Some(body.kinetic_energy() + elastic + body.potential_energy(gravity) + loads)
+    }
+}
+
+/// `out +=` the inputs' anchor forces, external forces and the position part of the point
+/// springs ([`super::inputs::PointSpring::add_position_forces`]).
+fn add_input_forces(inputs: &StepInputs, x: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
+    if let Some(anchors) = inputs.active_anchors() {
+        anchors.add_forces(x, out);
+    }
+    if let Some(external) = inputs.external {
+        for (o, f) in out.iter_mut().zip(external) {
+            *o += f;
+        }
+    }
+    for s in inputs.springs {
+        s.add_position_forces(x, out);
     }
 }
 

@@ -1,16 +1,23 @@
-//! The world: bodies, gravity, the integrator, contact and the clock. [`World::step`] is
-//! the one place that orders the phases of a step: contact's start-of-step bookkeeping, each
-//! body's integrator step, then the contact phase (obstacles, surface collisions), then the
-//! checks; a step that fails them is retried from its start with half the step
-//! ([`StepControl`], in `control.rs`).
+//! The world: bodies, gravity, the integrator, contact, interaction and the clock.
+//! [`World::step`] is the one place that orders the phases of a step: the step inputs of each
+//! body (its held vertices, grab springs, external forces: [`BodyInputs`]), contact's
+//! start-of-step bookkeeping (contact-spring anchors), each body's integrator step, then the
+//! contact phase (obstacles, surface collisions), then the checks; a step that fails them is
+//! retried from its start with half the step ([`StepControl`], in `control.rs`).
+//!
+//! Bodies are plain data: nothing a phase decides for one step (a contact hold, a grab, a
+//! push) is written into a [`Body`]; it travels to the integrator in the body's
+//! [`BodyInputs`] (rapier's pipeline: stages with their own scratch, bodies as data).
 
 use crate::body::Body;
 mod control;
+mod interaction;
 
 pub use control::{RunTotals, StepControl, StepReport};
+pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
 
 use crate::contact::{Contact, ContactError, ContactSettings, ContactStats, Response};
-use crate::time::{Integrator, IntegratorKind, StepStats};
+use crate::time::{BodyInputs, Integrator, IntegratorKind, StepStats};
 use control::{Failure, Snapshot};
 use nalgebra::Vector3;
 use thiserror::Error;
@@ -27,6 +34,8 @@ pub enum WorldError {
     Integrator(#[from] crate::time::IntegratorError),
     #[error(transparent)]
     Contact(#[from] ContactError),
+    #[error(transparent)]
+    Interaction(#[from] InteractionError),
     #[error("step_control.{key} = {value}: {reason}")]
     StepControl {
         key: &'static str,
@@ -62,6 +71,10 @@ pub struct World {
     totals: RunTotals,
     /// Start-of-attempt states, one per halving depth (filled on first use).
     snapshots: Vec<Snapshot>,
+    /// Each body's step inputs (held vertices, springs, external forces), rebuilt per try.
+    inputs: Vec<BodyInputs>,
+    /// Grabs (see [`World::grab`]).
+    interaction: interaction::Interaction,
 }
 
 impl World {
@@ -88,6 +101,10 @@ impl World {
             .collect::<Result<Vec<_>, _>>()?;
         let last_stats = vec![StepStats::default(); bodies.len()];
         let snapshots = vec![Snapshot::for_bodies(&bodies)];
+        let inputs = bodies
+            .iter()
+            .map(|b| BodyInputs::new(b.n_vertices()))
+            .collect();
         Ok(Self {
             bodies,
             integrators,
@@ -101,6 +118,8 @@ impl World {
             report: StepReport::default(),
             totals: RunTotals::default(),
             snapshots,
+            inputs,
+            interaction: Default::default(),
         })
     }
 
@@ -113,7 +132,7 @@ impl World {
 
     /// Turns on contact (obstacles, self- and body–body collision) with these settings.
     pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
-        self.contact = Some(Contact::new(settings, &mut self.bodies, self.dt)?);
+        self.contact = Some(Contact::new(settings, &self.bodies, self.dt)?);
         Ok(self)
     }
 
@@ -143,7 +162,9 @@ impl World {
         for s in &mut self.last_stats {
             *s = StepStats::default();
         }
+        self.begin_interaction(t0);
         let result = self.advance(t0, self.dt, 0);
+        self.end_interaction();
         self.steps += 1;
         self.time = self.steps as f64 * self.dt;
         self.totals.retried_steps += usize::from(self.report.retries > 0);
@@ -217,32 +238,42 @@ impl World {
     /// [`Failure::Split`] before the held solve.
     fn attempt(&mut self, t0: f64, h: f64, split_possible: bool) -> Result<(), Failure> {
         if let Some(contact) = &mut self.contact {
-            contact.begin_step(&mut self.bodies);
+            // Contact springs skip the vertices held at the step's start.
+            for (body, input) in self.bodies.iter().zip(&mut self.inputs) {
+                input.fixed.copy_from_slice(&body.fixed);
+            }
+            contact.begin_step(&self.bodies, &mut self.inputs);
         }
         let mut unconverged = false;
-        for (b, ((body, integrator), total)) in (self.bodies.iter_mut())
+        for (b, (((body, integrator), total), input)) in (self.bodies.iter_mut())
             .zip(&mut self.integrators)
             .zip(&mut self.last_stats)
+            .zip(&mut self.inputs)
             .enumerate()
         {
+            // The step's inputs: the held set at the step's end, the grab springs.
             body.set_time(t0 + h);
+            input.fixed.copy_from_slice(&body.fixed);
+            self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
             let mut stats = integrator
-                .step(body, h, &self.gravity)
+                .step_with(body, &input.view(), h, &self.gravity)
                 .map_err(|e| Failure::Hard(b, e.to_string()))?;
             if let Some(contact) = &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
-                if integrator.restartable() && contact.hold_obstacle_contacts(b, body, t0, h) {
+                if integrator.restartable()
+                    && contact.hold_obstacle_contacts(b, body, &mut input.fixed, t0, h)
+                {
                     // The hold restored the start-of-step positions: place the prescribed
                     // vertices at the step's end again.
                     body.set_time(t0 + h);
                     if let Some(tau) = contact.impact_split(b).filter(|_| split_possible) {
-                        contact.release_holds(b, body);
+                        contact.release_holds(b, body, &mut input.fixed);
                         return Err(Failure::Split(tau));
                     }
                     let first = stats;
-                    let second = integrator.step(body, h, &self.gravity);
-                    contact.release_holds(b, body);
+                    let second = integrator.step_with(body, &input.view(), h, &self.gravity);
+                    contact.release_holds(b, body, &mut input.fixed);
                     stats = second.map_err(|e| Failure::Hard(b, e.to_string()))?;
                     stats.solver_iterations += first.solver_iterations;
                     stats.newton_iterations += first.newton_iterations;
