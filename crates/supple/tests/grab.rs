@@ -296,9 +296,8 @@ fn point_spring_force_and_matrix_match_finite_differences() {
     let f0 = forces(&mut system, &mut body, &x, &v);
     // Force = the spring's, shared by the weights.
     let total = spring.force(&x, &v);
-    for k in 0..4 {
-        let i = tet[k] as usize;
-        assert!((f0[i] - spring.w[k] * total).norm() < 1e-12);
+    for (&i, w) in tet.iter().zip(spring.w) {
+        assert!((f0[i as usize] - w * total).norm() < 1e-12);
     }
     // Stiffness and damping blocks against central differences.
     let mut k_mat = BlockCsr::zeros(body.elems.pattern.clone());
