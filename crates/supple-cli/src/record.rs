@@ -92,11 +92,18 @@ pub struct Recorder {
     energy: Option<EnergyTrack>,
     contact: Option<ContactTrack>,
     pub wall_ms: Vec<f64>,
+    /// Scripted grabs by name: their spring force on the body is a metrics column.
+    grabs: Vec<(String, supple::world::GrabId)>,
     csv: std::io::BufWriter<std::fs::File>,
 }
 
 impl Recorder {
-    pub fn new(world: &mut World, probes: &[Probe], csv: std::fs::File) -> std::io::Result<Self> {
+    pub fn new(
+        world: &mut World,
+        probes: &[Probe],
+        grabs: &[(String, supple::world::GrabId)],
+        csv: std::fs::File,
+    ) -> std::io::Result<Self> {
         let static_run = world.integrator_name() == "static";
         let energy = total_energy(world)
             .filter(|_| !static_run)
@@ -184,6 +191,11 @@ impl Recorder {
                 header.push(format!("{p}.{c}"));
             }
         }
+        for (name, _) in grabs {
+            for c in ["fx", "fy", "fz"] {
+                header.push(format!("grab.{name}.{c}"));
+            }
+        }
         writeln!(csv, "{}", header.join(","))?;
         csv.flush()?;
         Ok(Self {
@@ -195,6 +207,7 @@ impl Recorder {
             energy,
             contact,
             wall_ms: Vec::new(),
+            grabs: grabs.to_vec(),
             csv,
         })
     }
@@ -316,6 +329,12 @@ impl Recorder {
         for (p, _) in &self.probes {
             let x = world.bodies[p.body].x[p.vertex];
             row.extend(x.iter().map(|c| format!("{c:.9e}")));
+        }
+        for (_, id) in &self.grabs {
+            // The spring's force on the body (zero before the grab is taken and after its
+            // release: no spring then).
+            let f = world.grab_force(*id).unwrap_or_default();
+            row.extend(f.iter().map(|c| format!("{c:.9e}")));
         }
         writeln!(self.csv, "{}", row.join(","))?;
         // Every row on disk as soon as it is written: a stopped run keeps its metrics.

@@ -52,7 +52,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             std::fs::remove_file(entry.path())?;
         }
     }
-    let mut world = scene.build_world()?;
+    let (mut world, grabs) = scene.build_world_and_grabs()?;
     if !args.quiet {
         for n in &scene.notes {
             eprintln!("note: {n}");
@@ -80,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&mut world, &scene.probes, csv)?;
+    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, csv)?;
     // Created now and kept valid after every frame: a run stopped at any point leaves a
     // collection ParaView reads.
     let mut pvd = match scene.output.vtu {

@@ -32,6 +32,8 @@ pub(super) struct SceneFile {
     pub(super) load: Vec<super::bc::LoadSection>,
     #[serde(default)]
     pub(super) constraint: Vec<super::bc::ConstraintSection>,
+    #[serde(default)]
+    pub(super) grab: Vec<super::grab::GrabSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's

@@ -13,14 +13,14 @@ use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
-use supple::world::StepControl;
-use supple::world::World;
+use supple::world::{GrabId, StepControl, World};
 use thiserror::Error;
 
 mod bc;
 pub mod budget;
 mod contact;
 mod file;
+mod grab;
 mod integrator;
 mod material;
 mod mesh_file;
@@ -28,6 +28,7 @@ pub mod names;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 use file::*;
+pub use grab::SceneGrab;
 
 /// A scene that could not be read, parsed or validated.
 #[derive(Debug, Error)]
@@ -81,6 +82,8 @@ pub struct Scene {
     pub contact: Option<ContactSettings>,
     /// How failed steps are judged and retried (`[step_control]`).
     pub step_control: StepControl,
+    /// Scripted grabs (`[[grab]]`).
+    pub grabs: Vec<SceneGrab>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
     pub notes: Vec<String>,
 }
@@ -91,8 +94,14 @@ impl Scene {
         (self.duration / self.dt - 1e-9).ceil().max(0.0) as usize
     }
 
-    /// Builds the world (per-element precomputation happens here).
+    /// Builds the world (per-element precomputation happens here), with the scene's grabs
+    /// scheduled.
     pub fn build_world(&self) -> Result<World, SceneError> {
+        self.build_world_and_grabs().map(|(w, _)| w)
+    }
+
+    /// [`build_world`](Self::build_world), also returning each scripted grab's name and id.
+    pub fn build_world_and_grabs(&self) -> Result<(World, Vec<(String, GrabId)>), SceneError> {
         let bodies = self
             .bodies
             .iter()
@@ -102,12 +111,20 @@ impl Scene {
         let world = World::new(bodies, self.gravity, self.dt, self.integrator)
             .and_then(|w| w.with_step_control(self.step_control))
             .map_err(|e| self.invalid(e.to_string()))?;
-        match &self.contact {
+        let mut world = match &self.contact {
             Some(c) => world
                 .with_contact(c.clone())
-                .map_err(|e| self.invalid(e.to_string())),
-            None => Ok(world),
+                .map_err(|e| self.invalid(e.to_string()))?,
+            None => world,
+        };
+        let mut ids = Vec::with_capacity(self.grabs.len());
+        for (i, g) in self.grabs.iter().enumerate() {
+            let id = world
+                .script_grab(g.script.clone())
+                .map_err(|e| self.invalid(format!("grab[{i}]: {e}")))?;
+            ids.push((g.name.clone(), id));
         }
+        Ok((world, ids))
     }
 
     fn invalid(&self, message: String) -> SceneError {
@@ -244,6 +261,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     }
     bc::add_loads(file.load, &mut bodies, dir).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
+    let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
             return Err(invalid(format!(
@@ -303,6 +321,7 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
         probes,
         contact,
         step_control,
+        grabs,
         notes,
     })
 }
