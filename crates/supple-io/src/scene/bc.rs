@@ -6,7 +6,7 @@ use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
 use std::path::Path;
 use supple::body::BodyDesc;
-use supple::constraint::{Components, ConstraintDesc, Motion};
+use supple::constraint::{Components, ConstraintDesc, Interpolation, Keyframes, Motion};
 use supple::load::{LoadDesc, LoadKind, TimeFunction};
 use supple::mesh::{boundary_faces, TetMesh};
 
@@ -89,6 +89,8 @@ pub(super) struct ConstraintSection {
     velocity: Option<[f64; 3]>,
     /// `[t, dx, dy, dz]` keyframes of the displacement.
     path: Option<Vec<[f64; 4]>>,
+    /// How `path` is interpolated: "linear" (default) or "catmull_rom".
+    interpolation: Option<String>,
     release: Option<f64>,
     torque_point: Option<[f64; 3]>,
     #[serde(flatten)]
@@ -398,6 +400,9 @@ pub(super) fn add_constraints(
             ));
         }
         let mut torque_point = Vector3::zeros();
+        if s.interpolation.is_some() && s.path.is_none() {
+            return Err(format!("{key}.interpolation: only a path is interpolated"));
+        }
         let motion = if let Some(d) = s.displacement {
             Motion::Translation(finite3(&format!("{key}.displacement"), d)?)
         } else if let Some(a) = &s.affine {
@@ -430,11 +435,22 @@ pub(super) fn add_constraints(
         } else if let Some(v) = s.velocity {
             Motion::Velocity(finite3(&format!("{key}.velocity"), v)?)
         } else if let Some(p) = &s.path {
-            Motion::Path(
-                p.iter()
-                    .map(|k| (k[0], Vector3::new(k[1], k[2], k[3])))
-                    .collect(),
-            )
+            let keys: Vec<_> = p
+                .iter()
+                .map(|k| (k[0], Vector3::new(k[1], k[2], k[3])))
+                .collect();
+            match s.interpolation.as_deref() {
+                None | Some("linear") => Motion::Path(keys),
+                Some("catmull_rom") => Motion::Spline(
+                    Keyframes::new(keys, Interpolation::CatmullRom)
+                        .map_err(|e| format!("{key}.path: {e}"))?,
+                ),
+                Some(other) => {
+                    return Err(format!(
+                        "{key}.interpolation = {other:?}: must be \"linear\" or \"catmull_rom\""
+                    ))
+                }
+            }
         } else {
             Motion::Rest
         };

@@ -53,7 +53,8 @@ pub struct ConstraintDesc {
     pub components: Components,
     /// Where the held components go (see [`Motion`]).
     pub motion: Motion,
-    /// The motion's parameter `s(t)` (ignored by [`Motion::Velocity`] and [`Motion::Path`],
+    /// The motion's parameter `s(t)` (ignored by [`Motion::Velocity`], [`Motion::Path`] and
+    /// [`Motion::Spline`],
     /// whose parameter is the time).
     pub time: TimeFunction,
     /// After this time the vertices are free (they keep the motion's velocity).

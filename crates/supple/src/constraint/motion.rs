@@ -1,6 +1,7 @@
 //! Prescribed motions of held vertices: the target position of a vertex with rest position
 //! `X` at motion parameter `p` (`p = s(t)` from the constraint's time function, or `p = t`).
 
+use super::Keyframes;
 use crate::load::{interpolate, TimeFunction};
 use nalgebra::{Matrix3, Rotation3, Unit, Vector3};
 
@@ -26,6 +27,9 @@ pub enum Motion {
     /// `X + d(t)`, `d` piecewise linear through `(t, d)` keyframes, held outside them
     /// (`p = t`; the time function is ignored).
     Path(Vec<(f64, Vector3<f64>)>),
+    /// `X + d(t)`, `d` through `(t, d)` keyframes by the path's own interpolation (linear or
+    /// Catmull–Rom, [`Keyframes`]), held outside them (`p = t`): a dragged vertex.
+    Spline(Keyframes),
 }
 
 impl Motion {
@@ -53,6 +57,8 @@ impl Motion {
             Motion::Translation(_) | Motion::Velocity(_) => {
                 Err("the displacement or velocity must be finite".into())
             }
+            // Checked when built (Keyframes::new).
+            Motion::Spline(_) => Ok(()),
             Motion::Path(keys) => {
                 let times: Vec<(f64, f64)> = keys
                     .iter()
@@ -68,7 +74,7 @@ impl Motion {
     /// The motion parameter at time `t`.
     pub fn parameter(&self, time: &TimeFunction, t: f64) -> f64 {
         match self {
-            Motion::Velocity(_) | Motion::Path(_) => t,
+            Motion::Velocity(_) | Motion::Path(_) | Motion::Spline(_) => t,
             _ => time.at(t),
         }
     }
@@ -89,6 +95,7 @@ impl Motion {
             Motion::Translation(d) => x0 + p * d,
             Motion::Velocity(v) => x0 + p * v,
             Motion::Path(keys) => x0 + interpolate(keys, p, |a, b, w| a + w * (b - a)),
+            Motion::Spline(path) => x0 + path.at(p),
         }
     }
 

@@ -262,17 +262,6 @@ impl IntegratorKind {
                 reason: "per-component (partial) constraints need backward_euler_linearized, backward_euler, bdf or static",
             });
         }
-        if body.constraints.any_release()
-            && matches!(
-                self,
-                IntegratorKind::Newmark { .. } | IntegratorKind::Rkf45 { .. }
-            )
-        {
-            return Err(IntegratorError::Unsupported {
-                body: body.name.clone(),
-                reason: "constraints with a release time are not supported by newmark or rkf45 (they keep the fixed set of the start)",
-            });
-        }
         match *self {
             IntegratorKind::BackwardEulerLinearized { solver, warm_start } => {
                 let integrator =
