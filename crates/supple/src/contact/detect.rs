@@ -10,7 +10,7 @@ use super::{ContactSettings, NarrowPhase};
 use crate::body::Body;
 use nalgebra::Vector3;
 use rayon::prelude::*;
-use std::time::Instant;
+use crate::clock::Instant;
 
 pub(super) const VERTEX: u8 = 0;
 pub(super) const EDGE: u8 = 1;

@@ -24,7 +24,7 @@ use super::uncrush::{lift_body, LiftStats};
 use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// Contact statistics of one step.
 #[derive(Debug, Clone, Default, PartialEq)]

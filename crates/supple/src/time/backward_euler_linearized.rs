@@ -28,7 +28,7 @@ use super::{
 use crate::body::Body;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {

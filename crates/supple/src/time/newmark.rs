@@ -61,7 +61,7 @@ use crate::linalg::ordering::{OrderingKind, Permutation};
 use crate::linalg::solver::mesh_ordering;
 use crate::linalg::{par, BlockCsr, CholeskyError, SolverError, SparseCholesky};
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// Consecutive world steps without a rejection before the ladder tries the next larger step.
 pub const PROMOTE_AFTER: usize = 8;

@@ -47,7 +47,7 @@ use crate::body::Body;
 use crate::fem::feasible::{first_nonpositive, max_feasible_step};
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind};
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// Fraction of the distance to the first zero-volume crossing that a barrier model's Newton
 /// step may go (see [`Newton::line_search`]).

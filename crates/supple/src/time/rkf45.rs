@@ -38,7 +38,7 @@ use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// Fehlberg's coupling coefficients `a_sj` (row `s`, `j < s`).
 const A: [[f64; 5]; 6] = [

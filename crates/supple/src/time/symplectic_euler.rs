@@ -21,7 +21,7 @@ use super::{Integrator, StepError, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::linalg::par;
 use nalgebra::Vector3;
-use std::time::Instant;
+use crate::clock::Instant;
 
 /// The fraction of the Courant bound used when the substep count is automatic.
 ///
