@@ -4,6 +4,7 @@
 use super::finite3;
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
+use crate::files::Files;
 use std::path::Path;
 use supple::body::BodyDesc;
 use supple::constraint::{Components, ConstraintDesc, Motion};
@@ -216,8 +217,13 @@ fn select(
     Ok((vertices, faces))
 }
 
-fn read_force_file(path: &Path, key: &str) -> Result<Vec<(u32, Vector3<f64>)>, String> {
-    let text = std::fs::read_to_string(path)
+fn read_force_file(
+    path: &Path,
+    key: &str,
+    files: Files<'_>,
+) -> Result<Vec<(u32, Vector3<f64>)>, String> {
+    let text = files
+        .read_to_string(path)
         .map_err(|e| format!("{key}.file = {:?}: {e}", path.display()))?;
     let mut out = Vec::new();
     for (l, line) in text.lines().enumerate() {
@@ -248,6 +254,7 @@ pub(super) fn add_loads(
     sections: Vec<LoadSection>,
     bodies: &mut [BodyDesc],
     dir: &Path,
+    files: Files<'_>,
 ) -> Result<(), String> {
     for (k, s) in sections.into_iter().enumerate() {
         let key = format!("load[{k}]");
@@ -297,7 +304,7 @@ pub(super) fn add_loads(
                     "{key}: a force file names its vertices; remove region"
                 ));
             }
-            LoadKind::Nodal(read_force_file(&dir.join(file), &key)?)
+            LoadKind::Nodal(read_force_file(&dir.join(file), &key, files)?)
         } else if let Some(t) = s.traction {
             let traction = finite3(&format!("{key}.traction"), t)?;
             let (_, faces) = region(&s)?;
