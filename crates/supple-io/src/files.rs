@@ -87,7 +87,13 @@ mod tests {
             "1 2"
         );
         assert_eq!(files.read(Path::new("./meshes//a.node")).unwrap(), b"1 2");
-        let err = files.read(Path::new("meshes/b.ele")).unwrap_err().to_string();
-        assert!(err.contains("meshes/b.ele") && err.contains("./meshes/a.node"), "{err}");
+        let err = files
+            .read(Path::new("meshes/b.ele"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("meshes/b.ele") && err.contains("./meshes/a.node"),
+            "{err}"
+        );
     }
 }

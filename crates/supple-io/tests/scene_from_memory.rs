@@ -22,7 +22,10 @@ fn tube_drop_from_memory_equals_tube_drop_from_disk() {
     assert_eq!(memory.name, disk.name);
     assert_eq!(memory.bodies.len(), 1);
     assert_eq!(memory.bodies[0].mesh.tets, disk.bodies[0].mesh.tets);
-    assert_eq!(memory.bodies[0].mesh.positions, disk.bodies[0].mesh.positions);
+    assert_eq!(
+        memory.bodies[0].mesh.positions,
+        disk.bodies[0].mesh.positions
+    );
     // The worlds step to the same bits.
     let (mut a, mut b) = (memory.build_world().unwrap(), disk.build_world().unwrap());
     for _ in 0..3 {

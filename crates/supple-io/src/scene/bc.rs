@@ -2,9 +2,9 @@
 //! (issue 13), parsed here and resolved onto the bodies' vertices and boundary faces.
 
 use super::finite3;
+use crate::files::Files;
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
-use crate::files::Files;
 use std::path::Path;
 use supple::body::BodyDesc;
 use supple::constraint::{Components, ConstraintDesc, Motion};

@@ -138,7 +138,7 @@ pub fn parse_scene(text: &str, path: &Path) -> Result<Scene, SceneError> {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// let text = "dt = 0.01\n[[body]]\nmesh = { kind = \"box\", cells = [2, 1, 1], cell_size = 0.1 }\n\
+/// let text = "dt = 0.01\nduration = 1.0\n[[body]]\nmesh = { kind = \"box\", cells = [2, 1, 1], cell_size = 0.1 }\n\
 ///             material = { model = \"linear\", youngs = 1e5, poisson = 0.3, density = 1000.0 }\n";
 /// let scene = supple_io::parse_scene_from_memory(text, "box.toml", &BTreeMap::new()).unwrap();
 /// assert_eq!(scene.bodies.len(), 1);
@@ -260,14 +260,16 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
     let mut bodies = Vec::with_capacity(file.body.len());
     let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        bodies.push(body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
-            BodyIssue::Mesh(key, source) => SceneError::Mesh {
-                path: path.to_path_buf(),
-                key,
-                source,
-            },
-            BodyIssue::Invalid(m) => invalid(m),
-        })?);
+        bodies.push(
+            body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
+                BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                    path: path.to_path_buf(),
+                    key,
+                    source,
+                },
+                BodyIssue::Invalid(m) => invalid(m),
+            })?,
+        );
     }
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;

@@ -23,8 +23,8 @@ use super::surface::ContactSurface;
 use super::uncrush::{lift_body, LiftStats};
 use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
-use nalgebra::Vector3;
 use crate::clock::Instant;
+use nalgebra::Vector3;
 
 /// Contact statistics of one step.
 #[derive(Debug, Clone, Default, PartialEq)]

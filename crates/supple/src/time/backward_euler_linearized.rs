@@ -26,9 +26,9 @@ use super::{
     check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepStats, WarmStart,
 };
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
-use crate::clock::Instant;
 
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {
