@@ -69,10 +69,8 @@ pub extern "C" fn supple_grab_start(
     damping: f64,
 ) -> i32 {
     with_sim(|s| {
-        if !finite(&[b0, b1, b2])
-            || !(stiffness > 0.0 && stiffness.is_finite())
-            || !(damping >= 0.0)
-        {
+        let valid = finite(&[b0, b1, b2, stiffness, damping]) && stiffness > 0.0 && damping >= 0.0;
+        if !valid {
             return fail(
                 ERR_ARGS,
                 "grab: barycentrics, stiffness > 0 and damping ≥ 0 must be finite",

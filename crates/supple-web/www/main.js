@@ -53,6 +53,7 @@ async function loadScene(name) {
     files.push([path, new Uint8Array(await (await fetch(base + path)).arrayBuffer())]);
   }
   engine.loadScene(text, name, files);
+  $('scene').value = name;
   engine.setPaused(paused);
   triangles = engine.triangles();
   const nb = engine.bodyCount();
@@ -66,7 +67,8 @@ async function loadScene(name) {
       lo[c] = Math.min(lo[c], rest[i + c]);
       hi[c] = Math.max(hi[c], rest[i + c]);
     }
-  camera.frame(lo, hi);
+  // Frame the body and the ground under it (a dropped body falls into view).
+  camera.frame([lo[0], Math.min(lo[1], 0), lo[2]], hi);
   const size = Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
   renderer.setMesh(rest, triangles, Math.min(0, lo[1]), Math.max(size, 1));
   renderer.dispScale = 0.25 * size;
