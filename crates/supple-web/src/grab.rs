@@ -5,7 +5,7 @@
 //! `World::move_grab(id, target)`, `World::release(id)`) is being added on `main` in
 //! parallel; this module is where it gets called. Until then every export checks its
 //! arguments, computes what it would hand to the engine, and returns
-//! [`ERR_NOT_AVAILABLE`](crate::ERR_NOT_AVAILABLE) with a message the page shows. Wiring it
+//! [`ERR_NOT_AVAILABLE`] with a message the page shows. Wiring it
 //! means replacing the three `engine_*` functions below; nothing else in the crate or the
 //! page changes.
 //!
