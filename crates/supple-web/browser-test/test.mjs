@@ -128,6 +128,8 @@ try {
     }, [scene, n]);
     console.log(`     ${scene}: ${results[scene].stepsPerSecond.toFixed(1)} steps/s (${(results[scene].ms / n).toFixed(2)} ms/step, ${n} steps)`);
   }
+  check('switching the scene takes effect', results['tube_drop.toml'].tets === 1034 && results['bar.toml'].tets === 450,
+    `bar ${results['bar.toml'].tets} tets, tube ${results['tube_drop.toml'].tets} tets`);
   await page.evaluate(() => window.supple.setPaused(false));
   await page.waitForTimeout(500);
   await page.screenshot({ path: join(out, 'tube_drop.png') });
