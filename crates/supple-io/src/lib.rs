@@ -2,6 +2,7 @@
 //! TOML scene format.
 
 pub mod error;
+pub mod files;
 pub mod import;
 pub mod output;
 pub mod pvd;
@@ -12,4 +13,8 @@ pub mod vtu;
 pub mod vtu_read;
 
 pub use error::IoError;
-pub use scene::{load_scene, parse_scene, ColorBy, OutputSettings, Scene, SceneError};
+pub use files::Files;
+pub use scene::{
+    load_scene, parse_scene, parse_scene_from_memory, parse_scene_with, ColorBy, OutputSettings,
+    Scene, SceneError,
+};

@@ -11,6 +11,7 @@
 //! The library never prints and keeps no global state; errors are values.
 
 pub mod body;
+pub mod clock;
 pub mod constraint;
 pub mod contact;
 pub mod fem;

@@ -20,6 +20,7 @@ mod vtk_legacy;
 mod vtk_legacy_binary;
 
 use crate::error::IoError;
+use crate::files::Files;
 use nalgebra::Vector3;
 use std::path::Path;
 use supple::mesh::{signed_volume, TetMesh, DEGENERATE_REL};
@@ -100,6 +101,16 @@ pub fn read_mesh(
     format: Option<MeshFormat>,
     orient: Orient,
 ) -> Result<ImportedMesh, IoError> {
+    read_mesh_from(Files::Disk, path, format, orient)
+}
+
+/// [`read_mesh`] from the file system or from bytes in memory ([`Files`]).
+pub fn read_mesh_from(
+    files: Files<'_>,
+    path: &Path,
+    format: Option<MeshFormat>,
+    orient: Orient,
+) -> Result<ImportedMesh, IoError> {
     let format = match format.or_else(|| MeshFormat::from_path(path)) {
         Some(f) => f,
         None => {
@@ -110,7 +121,7 @@ pub fn read_mesh(
             ))
         }
     };
-    let text = |p: &Path| std::fs::read_to_string(p).map_err(|e| IoError::io(p, e));
+    let text = |p: &Path| files.read_to_string(p);
     let raw = match format {
         MeshFormat::Tetgen => {
             let (node_path, ele_path) = crate::tetgen::tetgen_paths(path);
@@ -132,11 +143,11 @@ pub fn read_mesh(
             );
         }
         MeshFormat::Gmsh => {
-            let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+            let bytes = files.read(path)?;
             gmsh::parse(&bytes, path)?
         }
         MeshFormat::Vtu => {
-            let d = crate::vtu_read::read_vtu(path)?;
+            let d = crate::vtu_read::parse_vtu(&text(path)?, path)?;
             RawMesh {
                 positions: d.positions,
                 tets: d.tets,
@@ -145,7 +156,7 @@ pub fn read_mesh(
             }
         }
         MeshFormat::VtkLegacy => {
-            let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+            let bytes = files.read(path)?;
             vtk_legacy::parse(&bytes, path)?
         }
         MeshFormat::Medit => medit::parse(&text(path)?, path)?,

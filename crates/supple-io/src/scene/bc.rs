@@ -2,6 +2,7 @@
 //! (issue 13), parsed here and resolved onto the bodies' vertices and boundary faces.
 
 use super::finite3;
+use crate::files::Files;
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
 use std::path::Path;
@@ -218,8 +219,13 @@ fn select(
     Ok((vertices, faces))
 }
 
-fn read_force_file(path: &Path, key: &str) -> Result<Vec<(u32, Vector3<f64>)>, String> {
-    let text = std::fs::read_to_string(path)
+fn read_force_file(
+    path: &Path,
+    key: &str,
+    files: Files<'_>,
+) -> Result<Vec<(u32, Vector3<f64>)>, String> {
+    let text = files
+        .read_to_string(path)
         .map_err(|e| format!("{key}.file = {:?}: {e}", path.display()))?;
     let mut out = Vec::new();
     for (l, line) in text.lines().enumerate() {
@@ -250,6 +256,7 @@ pub(super) fn add_loads(
     sections: Vec<LoadSection>,
     bodies: &mut [BodyDesc],
     dir: &Path,
+    files: Files<'_>,
 ) -> Result<(), String> {
     for (k, s) in sections.into_iter().enumerate() {
         let key = format!("load[{k}]");
@@ -299,7 +306,7 @@ pub(super) fn add_loads(
                     "{key}: a force file names its vertices; remove region"
                 ));
             }
-            LoadKind::Nodal(read_force_file(&dir.join(file), &key)?)
+            LoadKind::Nodal(read_force_file(&dir.join(file), &key, files)?)
         } else if let Some(t) = s.traction {
             let traction = finite3(&format!("{key}.traction"), t)?;
             let (_, faces) = region(&s)?;

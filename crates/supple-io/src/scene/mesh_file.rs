@@ -4,7 +4,8 @@
 
 use super::file::MeshSection;
 use super::BodyIssue;
-use crate::import::{read_mesh, MeshFormat, Orient};
+use crate::files::Files;
+use crate::import::{read_mesh_from, MeshFormat, Orient};
 use std::path::Path;
 use supple::mesh::TetMesh;
 
@@ -16,7 +17,12 @@ pub(super) struct MeshRead {
 
 /// Reads the mesh file of `section` (any kind but `box`); `key` is `body[i]`, paths are
 /// relative to `dir`.
-pub(super) fn read(section: MeshSection, key: &str, dir: &Path) -> Result<MeshRead, BodyIssue> {
+pub(super) fn read(
+    section: MeshSection,
+    key: &str,
+    dir: &Path,
+    files: Files<'_>,
+) -> Result<MeshRead, BodyIssue> {
     let (path, orient, format) = match section {
         MeshSection::Tetgen { path, orient } => (path, orient, Some(MeshFormat::Tetgen)),
         MeshSection::Gmsh { path, orient } => (path, orient, Some(MeshFormat::Gmsh)),
@@ -31,7 +37,7 @@ pub(super) fn read(section: MeshSection, key: &str, dir: &Path) -> Result<MeshRe
         }
     };
     let full = dir.join(&path);
-    let m = read_mesh(&full, format, orient)
+    let m = read_mesh_from(files, &full, format, orient)
         .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?;
     let mut notes = Vec::new();
     let file = path.display();

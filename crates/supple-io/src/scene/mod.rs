@@ -5,7 +5,9 @@
 //! `body[0].material.poisson = 0.5: must be below 0.5`. See the README for the format.
 
 use crate::error::IoError;
+use crate::files::Files;
 use nalgebra::{Rotation3, Vector3};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::contact::ContactSettings;
@@ -143,6 +145,31 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
 
 /// Parses and validates scene text; `path` names the file in errors and anchors mesh paths.
 pub fn parse_scene(text: &str, path: &Path) -> Result<Scene, SceneError> {
+    parse_scene_with(text, path, Files::Disk)
+}
+
+/// Parses and validates a scene whose mesh and force files are given as bytes (no file
+/// system, as in a web page): `name` names the scene in errors (`tube_drop.toml`), and `files`
+/// maps each path the scene names, relative to the scene, to its bytes. TetGen meshes need
+/// both files: `meshes/tube_solid_1k.node` and `meshes/tube_solid_1k.ele`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// let text = "dt = 0.01\nduration = 1.0\n[[body]]\nmesh = { kind = \"box\", cells = [2, 1, 1], cell_size = 0.1 }\n\
+///             material = { model = \"linear\", youngs = 1e5, poisson = 0.3, density = 1000.0 }\n";
+/// let scene = supple_io::parse_scene_from_memory(text, "box.toml", &BTreeMap::new()).unwrap();
+/// assert_eq!(scene.bodies.len(), 1);
+/// ```
+pub fn parse_scene_from_memory(
+    text: &str,
+    name: &str,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<Scene, SceneError> {
+    parse_scene_with(text, Path::new(name), Files::Memory(files))
+}
+
+/// [`parse_scene`] reading the files the scene names from `files`.
+pub fn parse_scene_with(text: &str, path: &Path, files: Files<'_>) -> Result<Scene, SceneError> {
     let syntax = |err: toml::de::Error, key: String| {
         let (line, column) = err.span().map_or((1, 1), |s| line_col(text, s.start));
         SceneError::Syntax {
@@ -163,7 +190,7 @@ pub fn parse_scene(text: &str, path: &Path) -> Result<Scene, SceneError> {
         };
         syntax(e.into_inner(), key)
     })?;
-    validate(file, path)
+    validate(file, path, files)
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -189,7 +216,7 @@ fn finite3(key: &str, v: [f64; 3]) -> Result<Vector3<f64>, String> {
     }
 }
 
-fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
+fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, SceneError> {
     let invalid = |message: String| SceneError::Invalid {
         path: path.to_path_buf(),
         message,
@@ -250,16 +277,18 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
     let mut bodies = Vec::with_capacity(file.body.len());
     let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        bodies.push(body_desc(b, i, dir, &mut notes).map_err(|e| match e {
-            BodyIssue::Mesh(key, source) => SceneError::Mesh {
-                path: path.to_path_buf(),
-                key,
-                source,
-            },
-            BodyIssue::Invalid(m) => invalid(m),
-        })?);
+        bodies.push(
+            body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
+                BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                    path: path.to_path_buf(),
+                    key,
+                    source,
+                },
+                BodyIssue::Invalid(m) => invalid(m),
+            })?,
+        );
     }
-    bc::add_loads(file.load, &mut bodies, dir).map_err(invalid)?;
+    bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
@@ -361,6 +390,7 @@ fn body_desc(
     b: BodySection,
     i: usize,
     dir: &Path,
+    files: Files<'_>,
     notes: &mut Vec<String>,
 ) -> Result<BodyDesc, BodyIssue> {
     let key = format!("body[{i}]");
@@ -408,7 +438,7 @@ fn body_desc(
             })
         }
         file => {
-            let m = mesh_file::read(file, &key, dir)?;
+            let m = mesh_file::read(file, &key, dir, files)?;
             notes.extend(m.notes);
             regions = m.regions;
             m.mesh

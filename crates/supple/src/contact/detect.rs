@@ -8,9 +8,9 @@ use super::springs::VertexRef;
 use super::surface::ContactSurface;
 use super::{ContactSettings, NarrowPhase};
 use crate::body::Body;
+use crate::clock::Instant;
 use nalgebra::Vector3;
 use rayon::prelude::*;
-use std::time::Instant;
 
 pub(super) const VERTEX: u8 = 0;
 pub(super) const EDGE: u8 = 1;

@@ -23,9 +23,9 @@ use super::surface::ContactSurface;
 use super::uncrush::{lift_body, LiftStats};
 use super::{ContactError, ContactSettings, Response};
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::time::BodyInputs;
 use nalgebra::Vector3;
-use std::time::Instant;
 
 /// Contact statistics of one step.
 #[derive(Debug, Clone, Default, PartialEq)]

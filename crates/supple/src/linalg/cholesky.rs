@@ -34,6 +34,18 @@ use nalgebra::{Matrix3, Vector3};
 use std::sync::Arc;
 use thiserror::Error;
 
+/// faer's parallel mode on `threads` rayon threads. On wasm32 faer is built without its
+/// `rayon` feature (crates/supple/Cargo.toml), so the parallel mode is the sequential one there.
+#[cfg(not(target_arch = "wasm32"))]
+fn parallel_par(threads: usize) -> Par {
+    Par::rayon(threads)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn parallel_par(_threads: usize) -> Par {
+    Par::Seq
+}
+
 /// Why an analysis, a factorization or a solve failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CholeskyError {
@@ -181,7 +193,7 @@ impl SparseCholesky {
         // One workspace for every later factorization and solve, sequential or parallel.
         let threads = rayon::current_num_threads();
         let mut reqs = Vec::new();
-        for par in [Par::Seq, Par::rayon(threads)] {
+        for par in [Par::Seq, parallel_par(threads)] {
             reqs.push(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
             reqs.push(symbolic.factorize_numeric_ldlt_scratch::<f64>(par, Default::default()));
             reqs.push(symbolic.solve_in_place_scratch::<f64>(1, par));
@@ -379,7 +391,7 @@ impl SparseCholesky {
 
     fn par(&self) -> Par {
         if self.parallel {
-            Par::rayon(self.threads)
+            parallel_par(self.threads)
         } else {
             Par::Seq
         }

@@ -27,9 +27,9 @@ use super::{
     System, WarmStart,
 };
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
-use std::time::Instant;
 
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {

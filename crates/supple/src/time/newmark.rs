@@ -55,13 +55,13 @@ use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
 use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::{Body, EXPLOSION_FACTOR};
+use crate::clock::Instant;
 use crate::fem::material::Linear;
 use crate::fem::{ForceModel, MassKind};
 use crate::linalg::ordering::{OrderingKind, Permutation};
 use crate::linalg::solver::mesh_ordering;
 use crate::linalg::{par, BlockCsr, CholeskyError, SolverError, SparseCholesky};
 use nalgebra::Vector3;
-use std::time::Instant;
 
 /// Consecutive world steps without a rejection before the ladder tries the next larger step.
 pub const PROMOTE_AFTER: usize = 8;

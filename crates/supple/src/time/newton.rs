@@ -45,10 +45,10 @@ use super::inputs::StepInputs;
 use super::system::{zero_fixed, System};
 use super::{IntegratorError, StepStats};
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::fem::feasible::{first_nonpositive, max_feasible_step};
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind};
 use nalgebra::Vector3;
-use std::time::Instant;
 
 /// Fraction of the distance to the first zero-volume crossing that a barrier model's Newton
 /// step may go (see [`Newton::line_search`]).

@@ -34,11 +34,11 @@ use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
 use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
 use nalgebra::Vector3;
-use std::time::Instant;
 
 /// Fehlberg's coupling coefficients `a_sj` (row `s`, `j < s`).
 const A: [[f64; 5]; 6] = [

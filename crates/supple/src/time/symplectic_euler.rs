@@ -19,9 +19,9 @@
 use super::system::{zero_fixed, System};
 use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::linalg::par;
 use nalgebra::Vector3;
-use std::time::Instant;
 
 /// The fraction of the Courant bound used when the substep count is automatic.
 ///

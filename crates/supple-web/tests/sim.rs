@@ -1,0 +1,118 @@
+//! The page's simulation on the host: the bundled scenes load from bytes, step, pick, and
+//! take new settings.
+
+use nalgebra::Vector3;
+use std::collections::BTreeMap;
+use std::path::Path;
+use supple_web::Sim;
+
+fn scene(name: &str, meshes: &[&str]) -> Sim {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes"));
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let files: BTreeMap<String, Vec<u8>> = meshes
+        .iter()
+        .map(|m| (m.to_string(), std::fs::read(dir.join(m)).unwrap()))
+        .collect();
+    Sim::load(&text, name, files).unwrap()
+}
+
+fn tube() -> Sim {
+    scene(
+        "tube_drop.toml",
+        &["meshes/tube_solid_1k.node", "meshes/tube_solid_1k.ele"],
+    )
+}
+
+#[test]
+fn the_tube_falls_and_a_ray_from_above_hits_it() {
+    let mut sim = tube();
+    let n_tris = sim.triangles().len() / 3;
+    assert_eq!(sim.triangle_offsets(), &[0, n_tris]);
+    assert_eq!(sim.positions().len(), 3 * sim.vertex_offsets()[1]);
+    let y0 = sim.positions()[1];
+    sim.step(10).unwrap();
+    assert!(sim.positions()[1] < y0, "the tube falls");
+    // Straight down through the middle of the tube's bounding box.
+    let b = &sim.world().bodies[0];
+    let mid = b.x.iter().sum::<Vector3<f64>>() / b.x.len() as f64;
+    let hit = sim
+        .pick(
+            mid + Vector3::new(0.0, 5.0, 0.0),
+            Vector3::new(0.0, -1.0, 0.0),
+        )
+        .expect("a hit");
+    assert_eq!(hit.body, 0);
+    let p = sim.surface_point(0, hit.triangle, hit.barycentric).unwrap();
+    assert!((p - hit.point).norm() < 1e-9);
+    assert!(hit.point.y > mid.y - 1e-9);
+    assert!(sim
+        .pick(
+            mid + Vector3::new(0.0, 5.0, 0.0),
+            Vector3::new(0.0, 1.0, 0.0)
+        )
+        .is_none());
+}
+
+#[test]
+fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
+    let bar = || scene("bar.toml", &[]);
+    let tip_y = |s: &Sim| {
+        s.world().bodies[0]
+            .x
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::MAX, f64::min)
+    };
+    let (mut soft, mut stiff) = (bar(), bar());
+    stiff.step(1).unwrap();
+    let t = stiff.world().time;
+    let mut o = stiff.overrides().clone();
+    o.youngs = Some(1e7);
+    stiff.set_overrides(o).unwrap();
+    assert_eq!(stiff.world().time, t, "the time is kept");
+    soft.step(30).unwrap();
+    stiff.step(29).unwrap();
+    assert!(
+        tip_y(&stiff) > tip_y(&soft) + 1e-3,
+        "{} vs {}",
+        tip_y(&stiff),
+        tip_y(&soft)
+    );
+    // Every model and integrator the page offers builds on the bar and steps.
+    for model in [
+        "linear",
+        "corotational",
+        "warped",
+        "stvk",
+        "hybrid",
+        "liesenfeld_stolfi",
+    ] {
+        let mut s = bar();
+        let mut o = s.overrides().clone();
+        o.model = Some(model.into());
+        s.set_overrides(o).unwrap();
+        s.step(2).unwrap();
+    }
+    for integrator in [
+        "backward_euler_linearized",
+        "backward_euler",
+        "bdf2",
+        "symplectic_euler",
+        "newmark",
+        "rkf45",
+    ] {
+        let mut s = bar();
+        let mut o = s.overrides().clone();
+        o.integrator = Some(integrator.into());
+        s.set_overrides(o)
+            .unwrap_or_else(|e| panic!("{integrator}: {e}"));
+        s.step(2).unwrap_or_else(|e| panic!("{integrator}: {e}"));
+    }
+    // A refused setting changes nothing.
+    let mut s = bar();
+    let before = s.overrides().clone();
+    let mut o = before.clone();
+    o.dt = Some(-1.0);
+    assert!(s.set_overrides(o).unwrap_err().contains("dt"));
+    assert_eq!(s.overrides(), &before);
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Supple in the browser.
+#   bash crates/supple-web/web.sh build         # the wasm and the bundled scenes into www/pkg/
+#   bash crates/supple-web/web.sh serve [PORT]  # build, then serve www/ on http://127.0.0.1:PORT/ (8017)
+#   bash crates/supple-web/web.sh test          # build, then the Playwright test in Debian's chromium
+# Needs the wasm32-unknown-unknown target (added here with rustup when missing); the test needs
+# /usr/bin/chromium (Debian's `chromium`) and `npm ci` in browser-test/ (done here when missing).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+target="${CARGO_TARGET_DIR:-$root/target}"
+
+build() {
+  rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+    || rustup target add wasm32-unknown-unknown
+  (cd "$root" && cargo build -p supple-web --target wasm32-unknown-unknown --release)
+  local pkg="$here/www/pkg"
+  rm -rf "$pkg"
+  mkdir -p "$pkg/scenes/meshes"
+  python3 "$here/strip_wasm.py" "$target/wasm32-unknown-unknown/release/supple_web.wasm" "$pkg/supple_web.wasm"
+  cp "$root/scenes/bar.toml" "$root/scenes/tube_drop.toml" "$pkg/scenes/"
+  cp "$root"/scenes/meshes/tube_solid_1k.{node,ele} "$pkg/scenes/meshes/"
+  echo "built $pkg/supple_web.wasm ($(wc -c < "$pkg/supple_web.wasm") bytes)"
+}
+
+case "${1:-serve}" in
+  build) build ;;
+  serve)
+    build
+    exec python3 "$here/serve.py" "${2:-8017}" "$here/www"
+    ;;
+  test)
+    build
+    [ -d "$here/browser-test/node_modules/playwright-core" ] \
+      || (cd "$here/browser-test" && npm ci --no-audit --no-fund)
+    log="$(mktemp)"
+    python3 "$here/serve.py" 0 "$here/www" > "$log" 2>&1 &
+    server=$!
+    trap 'kill "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+    for _ in $(seq 100); do
+      grep -q '^serving' "$log" && break
+      sleep 0.1
+    done
+    url="$(sed -n 's/^serving //p' "$log")"
+    [ -n "$url" ] || { echo "the static server did not start:"; cat "$log"; exit 1; }
+    mkdir -p "$root/out/browser"
+    timeout 300 node "$here/browser-test/test.mjs" "$url" "$root/out/browser"
+    ;;
+  *) echo "usage: web.sh build | serve [PORT] | test" >&2; exit 2 ;;
+esac
