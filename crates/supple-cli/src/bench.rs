@@ -237,6 +237,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         return Ok(());
     }
     let mut skins = crate::skin::Skins::new(&scene, None, std::path::Path::new(""))?;
+    skins.time_binding(&scene)?;
     for _ in 0..args.warmup {
         world.step()?;
     }

@@ -15,6 +15,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use supple::mesh::Embedding;
 use supple::nalgebra::Vector3;
 use supple_io::pvd::{PvdEntry, PvdWriter};
 use supple_io::scene::SceneSurface;
@@ -41,6 +42,8 @@ pub struct Skins {
     frames: usize,
     /// Wall time of each [`Skins::update`] (all bodies), ms.
     pub update_ms: Vec<f64>,
+    /// Wall time of binding every surface to its rest tets again ([`Skins::time_binding`]).
+    bind_ms: Option<f64>,
 }
 
 impl Skins {
@@ -84,7 +87,20 @@ impl Skins {
             },
             frames: 0,
             update_ms: Vec::new(),
+            bind_ms: None,
         })
+    }
+
+    /// Binds every surface to its body's rest tets again and keeps the time it took (the
+    /// scene did it once on loading; `supple bench` reports the cost).
+    pub fn time_binding(&mut self, scene: &Scene) -> Result<()> {
+        let t = Instant::now();
+        for s in &self.skins {
+            let again = Embedding::new(&scene.bodies[s.body].mesh, &s.surface.surface.positions)?;
+            anyhow::ensure!(again == s.surface.embedding, "binding is not deterministic");
+        }
+        self.bind_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        Ok(())
     }
 
     /// Whether any body has an embedded surface.
@@ -175,6 +191,7 @@ impl Skins {
             outside_points: (self.skins.iter())
                 .map(|s| s.surface.embedding.outside().0)
                 .sum(),
+            bind_ms: self.bind_ms,
             update_ms_median: update,
             fraction_of_step: update / step_ms_median,
         })
@@ -188,6 +205,9 @@ pub struct SurfaceBench {
     triangles: usize,
     /// Points bound to the nearest tet (outside every tet at rest).
     outside_points: usize,
+    /// Binding the points to their tets (grid, containing or nearest tet), once per run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bind_ms: Option<f64>,
     /// One placement of every surface from the bodies' positions (median over steps).
     update_ms_median: f64,
     /// `update_ms_median / wall_ms_per_step.median`.

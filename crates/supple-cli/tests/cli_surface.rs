@@ -214,6 +214,8 @@ fn bench_reports_the_cost_of_placing_the_surface() {
     assert_eq!(s["points"], 4 * 41 * 11 + 2 * 11 * 11);
     assert_eq!(s["triangles"], 2 * (4 * 40 * 10 + 2 * 10 * 10));
     assert!(s["update_ms_median"].as_f64().unwrap() > 0.0);
+    assert!(s["bind_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(s["outside_points"], s["points"]);
     assert!(s["fraction_of_step"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
