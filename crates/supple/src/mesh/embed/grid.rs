@@ -90,6 +90,13 @@ impl TetGrid {
         })
     }
 
+    /// Distance from `q` to cell `c`'s box (0 inside it).
+    pub(super) fn cell_gap(&self, c: [usize; 3], q: &Vector3<f64>) -> f64 {
+        let lo = self.lo + Vector3::from_fn(|a, _| c[a] as f64 * self.cell[a]);
+        let hi = lo + self.cell;
+        (lo - q).sup(&(q - hi)).sup(&Vector3::zeros()).norm()
+    }
+
     /// The tets listed in cell `c`.
     pub(super) fn cell_tets(&self, c: [usize; 3]) -> &[u32] {
         let i = self.index(c);

@@ -256,6 +256,10 @@ fn bind(
             break;
         }
         grid.ring(cell, r, |c| {
+            // Cells farther than the best tet cannot hold a closer one.
+            if grid.cell_gap(c, q) > best_d {
+                return;
+            }
             for &t in grid.cell_tets(c) {
                 let (lo, hi) = &boxes[t as usize];
                 // The box distance bounds the tet distance from below.
