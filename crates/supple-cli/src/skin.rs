@@ -23,6 +23,9 @@ use supple_io::vtp::{write_vtp, VtpFrame};
 use supple_io::vtu::VtuEncoding;
 use supple_io::Scene;
 
+/// A surface's current and rest positions.
+pub type CurrentAndRest<'a> = (&'a [Vector3<f64>], &'a [Vector3<f64>]);
+
 /// One body's embedded surface and its current positions.
 struct Skin {
     body: usize,
@@ -119,7 +122,7 @@ impl Skins {
     }
 
     /// The current and rest positions of body `body`'s surface, if it has one.
-    pub fn positions(&self, body: usize) -> Option<(&[Vector3<f64>], &[Vector3<f64>])> {
+    pub fn positions(&self, body: usize) -> Option<CurrentAndRest<'_>> {
         let s = self.skins.iter().find(|s| s.body == body)?;
         Some((&s.x, &s.surface.surface.positions))
     }

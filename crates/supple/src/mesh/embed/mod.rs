@@ -157,26 +157,25 @@ impl Embedding {
                 got_out: out.len(),
             });
         }
-        let place = |(out, (v, w)): (&mut [Vector3<f64>], (&[[u32; 4]], &[[f64; 4]]))| {
-            for (o, (v, w)) in out.iter_mut().zip(v.iter().zip(w)) {
-                *o = x[v[0] as usize] * w[0]
-                    + x[v[1] as usize] * w[1]
-                    + x[v[2] as usize] * w[2]
-                    + x[v[3] as usize] * w[3];
-            }
-        };
         if self.len() <= CHUNK {
-            place((out, (&self.vertices, &self.weights)));
+            place(x, out, &self.vertices, &self.weights);
         } else {
             out.par_chunks_mut(CHUNK)
-                .zip(
-                    self.vertices
-                        .par_chunks(CHUNK)
-                        .zip(self.weights.par_chunks(CHUNK)),
-                )
-                .for_each(place);
+                .zip(self.vertices.par_chunks(CHUNK))
+                .zip(self.weights.par_chunks(CHUNK))
+                .for_each(|((out, v), w)| place(x, out, v, w));
         }
         Ok(())
+    }
+}
+
+/// `out[k] = Σᵢ w[k][i] x[v[k][i]]`: one chunk of [`Embedding::positions`].
+fn place(x: &[Vector3<f64>], out: &mut [Vector3<f64>], v: &[[u32; 4]], w: &[[f64; 4]]) {
+    for (o, (v, w)) in out.iter_mut().zip(v.iter().zip(w)) {
+        *o = x[v[0] as usize] * w[0]
+            + x[v[1] as usize] * w[1]
+            + x[v[2] as usize] * w[2]
+            + x[v[3] as usize] * w[3];
     }
 }
 
