@@ -11,7 +11,7 @@
 //! nearest tet, whose `λ` are then slightly negative — the same affine map extended a little
 //! beyond the tet.
 //!
-//! Finding the tet uses a uniform grid over the tets' rest boxes ([`grid`]): the containing
+//! Finding the tet uses a uniform grid over the tets' rest boxes (`grid.rs`): the containing
 //! tet from the point's cell, otherwise the nearest tet by a ring search that stops once no
 //! farther cell can hold a closer tet. Updating is a gather of four positions per point, in
 //! parallel over fixed chunks, so the result does not depend on the thread count.
