@@ -92,6 +92,10 @@ struct Report {
     /// The contact phase (scenes with contact): medians over the timed steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     contact: Option<ContactBench>,
+    /// Embedded surfaces (bodies with `surface`): one placement per timed step, timed apart
+    /// from the step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    surface: Option<crate::skin::SurfaceBench>,
 }
 
 #[derive(Serialize)]
@@ -232,6 +236,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         writeln!(std::io::stdout().lock(), "{json}")?;
         return Ok(());
     }
+    let mut skins = crate::skin::Skins::new(&scene, None, std::path::Path::new(""))?;
+    skins.time_binding(&scene)?;
     for _ in 0..args.warmup {
         world.step()?;
     }
@@ -243,6 +249,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         world.step()?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         wall.push(ms);
+        if !skins.is_empty() {
+            skins.update(|i| &world.bodies[i].x)?;
+        }
         if let Some(c) = world.contact_stats() {
             let total = (c.broad_s + c.narrow_s + c.response_s) * 1e3;
             for (v, x) in contact.iter_mut().zip([
@@ -340,6 +349,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             pairs_tested_median: median(&contact[6]),
             contacts_median: median(&contact[7]),
         }),
+        surface: skins.bench(median(&wall)),
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;

@@ -11,6 +11,7 @@ mod plots;
 mod record;
 mod render;
 mod run;
+mod skin;
 mod stress;
 mod tube_drop;
 

@@ -1,5 +1,6 @@
 //! Pictures of a run: `final.png`, `images/frame_NNNNN.png` every k frames and
-//! `animation.gif`, from the bodies' boundary surfaces recorded at every output frame.
+//! `animation.gif`, from the bodies' boundary surfaces (or their embedded surfaces, see
+//! skin.rs) recorded at every output frame.
 //!
 //! Everything is rendered after the run, so the default camera can frame the bounding box of
 //! the whole run. Only boundary vertices are kept (as `f32`), with the one field the colouring
@@ -52,6 +53,18 @@ impl BodySurface {
             vertices,
             faces,
             face_tet: with_tets.iter().map(|(_, t)| *t).collect(),
+        }
+    }
+
+    /// An embedded surface (Müller et al. 2002 §4.4) drawn instead of the tet boundary: its
+    /// `n_points` vertices are the positions handed to [`Recording::push`] (the surface's, not
+    /// the mesh's), `face_tet` the tet each triangle takes its per-tet colour from.
+    pub fn embedded(name: &str, n_points: usize, faces: Vec<[u32; 3]>, face_tet: Vec<u32>) -> Self {
+        Self {
+            name: name.to_string(),
+            vertices: (0..n_points as u32).collect(),
+            faces,
+            face_tet,
         }
     }
 }

@@ -1,11 +1,13 @@
 //! `supple run`: simulate a scene and write what a person can open.
 //!
 //! Output folder layout: `frames/frame_NNNNN.vtu` + `scene.pvd` (ParaView animation),
+//! embedded surfaces as `frames/surface_NNNNN.vtp` + `surface.pvd` (skin.rs),
 //! `metrics.csv` (one row per output frame), `summary.json`, and the pictures: `final.png`,
 //! `images/`, `animation.gif`, `plots/` (see pictures.rs and plots.rs).
 
 use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 use crate::record::Recorder;
+use crate::skin::Skins;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -52,6 +54,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             std::fs::remove_file(entry.path())?;
         }
     }
+    crate::skin::remove_stale_frames(&frames_dir)?;
     let (mut world, grabs) = scene.build_world_and_grabs()?;
     if !args.quiet {
         for n in &scene.notes {
@@ -94,8 +97,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let mut last_frame_time = None;
     let every = scene.output.frame_every;
-    let surfaces = (world.bodies.iter())
-        .map(|b| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
+    let mut skins = Skins::new(
+        &scene,
+        scene.output.vtu.then_some(out.as_path()),
+        &frames_dir,
+    )?;
+    let surfaces = (world.bodies.iter().enumerate())
+        .map(|(i, b)| {
+            skins
+                .picture_surface(i)
+                .unwrap_or_else(|| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
+        })
         .collect();
     let obstacles = world.contact().map(|c| c.settings().obstacles.as_slice());
     let mut recording =
@@ -110,11 +122,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
                 .iter_mut()
                 .map(|b| b.von_mises_stress())
                 .collect();
-            let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses))
-                .map(|(b, vm)| BodyState {
-                    x: &b.x,
-                    rest: &b.mesh.positions,
-                    von_mises: vm.as_deref(),
+            skins.update(|i| &world.bodies[i].x)?;
+            skins.write_frame(world.time)?;
+            let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses).enumerate())
+                .map(|(i, (b, vm))| {
+                    let (x, rest) = skins.positions(i).unwrap_or((&b.x, &b.mesh.positions));
+                    BodyState {
+                        x,
+                        rest,
+                        von_mises: vm.as_deref(),
+                    }
                 })
                 .collect();
             recording.push(world.time, &states);
@@ -269,6 +286,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
             out.display()
         );
         return Ok(crate::EXIT_INTERRUPTED);
+    }
+    if !args.quiet && !skins.is_empty() {
+        eprintln!(
+            "embedded surface: {:.3} ms per placement (median of {})",
+            crate::record::median(&skins.update_ms),
+            skins.update_ms.len()
+        );
     }
     if !args.quiet {
         eprintln!(

@@ -1,14 +1,16 @@
-//! File formats and scene files for Supple: TetGen meshes, ParaView VTU/PVD output, and the
-//! TOML scene format.
+//! File formats and scene files for Supple: TetGen meshes, OBJ surfaces, ParaView VTU/VTP/PVD
+//! output, and the TOML scene format.
 
 pub mod error;
 pub mod files;
 pub mod import;
+pub mod obj;
 pub mod output;
 pub mod pvd;
 pub mod scene;
 pub mod tetgen;
 pub mod vtk_data;
+pub mod vtp;
 pub mod vtu;
 pub mod vtu_read;
 

@@ -182,14 +182,14 @@ fn write_vtu_to(
     writeln!(w, "</VTKFile>")
 }
 
-fn f64_bytes(values: impl Iterator<Item = f64>) -> Vec<u8> {
+pub(crate) fn f64_bytes(values: impl Iterator<Item = f64>) -> Vec<u8> {
     values.flat_map(f64::to_le_bytes).collect()
 }
 
 /// The output and how its arrays are encoded.
-struct ArrayWriter<'w, W: Write> {
-    w: &'w mut W,
-    encoding: VtuEncoding,
+pub(crate) struct ArrayWriter<'w, W: Write> {
+    pub(crate) w: &'w mut W,
+    pub(crate) encoding: VtuEncoding,
 }
 
 impl<W: Write> Write for ArrayWriter<'_, W> {
@@ -203,7 +203,7 @@ impl<W: Write> Write for ArrayWriter<'_, W> {
 }
 
 /// Writes one `<DataArray>` holding `data` in the writer's encoding.
-fn data_array<W: Write>(
+pub(crate) fn data_array<W: Write>(
     w: &mut ArrayWriter<'_, W>,
     ty: &str,
     name: Option<&str>,

@@ -277,13 +277,13 @@ pub fn read_pvd_entries(path: &Path) -> Result<Vec<PvdEntry>, IoError> {
 }
 
 /// Attribute `name="..."` of a tag.
-fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     let key = format!(" {name}=\"");
     let start = tag.find(&key)? + key.len();
     Some(&tag[start..start + tag[start..].find('"')?])
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     s.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&quot;", "\"")
@@ -291,6 +291,6 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }

@@ -166,6 +166,8 @@ pub(super) struct BodySection {
     pub(super) fixed: Vec<FixedSection>,
     #[serde(default)]
     pub(super) velocity: [f64; 3],
+    /// An OBJ surface embedded in the tets (path relative to the scene file).
+    pub(super) surface: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -27,10 +27,12 @@ mod integrator;
 mod material;
 mod mesh_file;
 pub mod names;
+mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 use file::*;
 pub use grab::SceneGrab;
+pub use surface::SceneSurface;
 
 /// A scene that could not be read, parsed or validated.
 #[derive(Debug, Error)]
@@ -79,6 +81,8 @@ pub struct Scene {
     pub integrator: IntegratorKind,
     pub output: OutputSettings,
     pub bodies: Vec<BodyDesc>,
+    /// Per body (same order), its embedded surface (`surface = "skin.obj"`), if any.
+    pub surfaces: Vec<Option<SceneSurface>>,
     pub probes: Vec<Probe>,
     /// Obstacles and surface collisions (`[contact]`, `[[obstacle]]`), if any.
     pub contact: Option<ContactSettings>,
@@ -275,18 +279,19 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
     let step_control = step_control(&file.step_control).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
+    let mut surfaces = Vec::with_capacity(file.body.len());
     let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        bodies.push(
-            body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
-                BodyIssue::Mesh(key, source) => SceneError::Mesh {
-                    path: path.to_path_buf(),
-                    key,
-                    source,
-                },
-                BodyIssue::Invalid(m) => invalid(m),
-            })?,
-        );
+        let (body, surface) = body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
+            BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                path: path.to_path_buf(),
+                key,
+                source,
+            },
+            BodyIssue::Invalid(m) => invalid(m),
+        })?;
+        bodies.push(body);
+        surfaces.push(surface);
     }
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
@@ -347,6 +352,7 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
         integrator,
         output: file.output,
         bodies,
+        surfaces,
         probes,
         contact,
         step_control,
@@ -392,7 +398,7 @@ fn body_desc(
     dir: &Path,
     files: Files<'_>,
     notes: &mut Vec<String>,
-) -> Result<BodyDesc, BodyIssue> {
+) -> Result<(BodyDesc, Option<SceneSurface>), BodyIssue> {
     let key = format!("body[{i}]");
     let mut regions = Vec::new();
     if let Some(name) = &b.name {
@@ -451,6 +457,18 @@ fn body_desc(
     let rotation = Rotation3::from_euler_angles(angles.x, angles.y, angles.z).into_inner();
     let translation = finite3(&format!("{key}.transform.translate"), t.translate)?;
     mesh.transform(t.scale, &rotation, &translation);
+    let surface = match b.surface {
+        Some(file) => Some(surface::read(
+            file,
+            &key,
+            dir,
+            files,
+            &mesh,
+            |s| s.transform(t.scale, &rotation, &translation),
+            notes,
+        )?),
+        None => None,
+    };
     let mut fixed = Vec::new();
     for (k, region) in b.fixed.iter().enumerate() {
         let before = fixed.len();
@@ -469,7 +487,7 @@ fn body_desc(
             return Err(format!("{key}.damping.{k} = {v}: must be a finite number ≥ 0").into());
         }
     }
-    Ok(BodyDesc {
+    let body = BodyDesc {
         name: b.name.unwrap_or_else(|| format!("body{i}")),
         velocity: finite3(&format!("{key}.velocity"), b.velocity)?,
         mesh,
@@ -489,7 +507,8 @@ fn body_desc(
         fixed,
         loads: Vec::new(),
         constraints: Vec::new(),
-    })
+    };
+    Ok((body, surface))
 }
 
 fn split_count(split: TetSplit) -> u8 {

@@ -1,14 +1,17 @@
-//! Tetrahedral meshes: rest positions, tets, validation, boundary surface and generators.
+//! Tetrahedral meshes: rest positions, tets, validation, boundary surface, generators and
+//! embedded surfaces ([`embed`]).
 //!
 //! Orientation convention (used everywhere in Supple): a tet `[a, b, c, d]` is positively
 //! oriented when `det[b − a, c − a, d − a] > 0`. Negative or zero-volume rest tets are
 //! **refused** (never silently flipped), with the element index in the error.
 
 mod boundary;
+pub mod embed;
 mod generate;
 pub mod octasection;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
+pub use embed::{EmbedError, Embedding};
 pub use generate::{box_grid, BoxGrid, TetSplit};
 pub use octasection::{octasect, Hierarchy, Octasection};
 
