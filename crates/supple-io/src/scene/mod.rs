@@ -216,6 +216,8 @@ fn validate(file: SceneFile, path: &Path) -> Result<Scene, SceneError> {
             preconditioner: match file.solver.preconditioner {
                 PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
                 PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
+                PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
+                PreconditionerName::Amg => Preconditioner::Amg,
             },
         }),
         SolverName::Cholesky => LinearSolverKind::Cholesky { ordering },

@@ -147,6 +147,15 @@ impl LinearSolver {
         }
     }
 
+    /// End-of-run counters: the multigrid's hierarchy builds (`amg_builds`), when PCG has
+    /// built one.
+    pub fn counters(&self) -> Vec<(String, f64)> {
+        match self.pcg().and_then(Pcg::amg) {
+            Some(amg) => vec![("amg_builds".to_string(), amg.info().builds as f64)],
+            None => Vec::new(),
+        }
+    }
+
     /// The sparse Cholesky factorization, when this is the direct solver.
     pub fn cholesky(&self) -> Option<&SparseCholesky> {
         match self {

@@ -50,6 +50,9 @@ pub struct AmgSettings {
     pub rebuild_growth: f64,
     /// Rebuild after this many changed matrices (0: only on growth or a new fixed set).
     pub rebuild_every: usize,
+    /// Smooth the tentative prolongator (smoothed aggregation); false gives plain
+    /// aggregation (sparser coarse levels, more iterations).
+    pub smoothed: bool,
 }
 
 impl Default for AmgSettings {
@@ -60,6 +63,7 @@ impl Default for AmgSettings {
             max_levels: 10,
             rebuild_growth: 1.5,
             rebuild_every: 0,
+            smoothed: true,
         }
     }
 }
@@ -216,7 +220,7 @@ impl Amg {
         let mut levels = Vec::new();
         while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
             let Some((t, coarse, b_coarse)) =
-                setup::coarsen(&current, block, &b, s.strength_threshold)
+                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed)
             else {
                 break;
             };
@@ -298,19 +302,24 @@ impl Amg {
 
 /// Forward (`forward`) or backward point Gauss–Seidel sweep on `a x = b`, skipping zero dofs.
 fn point_gauss_seidel(l: &mut Level, forward: bool) {
-    let n = l.a.n_rows;
+    let Level { a, d_inv, x, b, .. } = l;
+    let n = a.n_rows;
     let mut row = |i: usize| {
-        if l.d_inv[i] == 0.0 {
+        if d_inv[i] == 0.0 {
             return;
         }
-        let mut s = l.b[i];
-        for k in l.a.row(i) {
-            let j = l.a.idx[k] as usize;
-            if j != i {
-                s -= l.a.val[k] * l.x[j];
+        let (s, e) = (a.ptr[i], a.ptr[i + 1]);
+        // Σ over the whole row, then the diagonal term added back: no branch per entry.
+        let mut acc = 0.0;
+        let mut diag = 0.0;
+        for (&j, &v) in a.idx[s..e].iter().zip(&a.val[s..e]) {
+            let j = j as usize;
+            acc += v * x[j];
+            if j == i {
+                diag = v;
             }
         }
-        l.x[i] = s * l.d_inv[i];
+        x[i] = (b[i] - acc + diag * x[i]) * d_inv[i];
     };
     if forward {
         (0..n).for_each(&mut row);

@@ -282,6 +282,7 @@ pub fn coarsen(
     block: usize,
     b: &[f64],
     theta: f64,
+    smoothed: bool,
 ) -> Option<(Transfer, Csr, Vec<f64>)> {
     let (ptr, idx, isolated) = strength_graph(a, block, theta);
     let (agg, n_agg) = aggregate(&ptr, &idx, &isolated);
@@ -290,9 +291,13 @@ pub fn coarsen(
     }
     let (t, b_coarse) = tentative(&agg, n_agg, block, b);
     // P = (I − ω D⁻¹ A) T with ω = 4 / (3 ρ(D⁻¹A)) (Vaněk et al. 1996, eq. 3.6).
-    let d_inv = block_diagonal_inverse(a, block);
-    let omega = 4.0 / (3.0 * spectral_radius(a, &d_inv).max(f64::MIN_POSITIVE));
-    let p = t.add_scaled(-omega, &d_inv.mul(&a.mul(&t)));
+    let p = if smoothed {
+        let d_inv = block_diagonal_inverse(a, block);
+        let omega = 4.0 / (3.0 * spectral_radius(a, &d_inv).max(f64::MIN_POSITIVE));
+        t.add_scaled(-omega, &d_inv.mul(&a.mul(&t)))
+    } else {
+        t
+    };
     let r = p.transpose();
     let coarse = r.mul(&a.mul(&p));
     Some((Transfer { p, r }, coarse, b_coarse))
