@@ -17,13 +17,13 @@ pub mod symbolic;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub use block_csr::{BlockCsr, BlockPattern};
-pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, SparseCholesky};
-pub use ordering::{Graph, OrderingKind, Permutation};
 pub use amg::{Amg, AmgInfo, AmgSettings};
+pub use block_csr::{BlockCsr, BlockPattern};
 pub use cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
+pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, SparseCholesky};
 pub use multicolor::MulticolorSsor;
+pub use ordering::{Graph, OrderingKind, Permutation};
 pub use pcg::{BlockJacobi, Pcg, PcgSettings, PcgStats, Preconditioner};
-pub use ssor::Ssor;
 pub use solver::{LinearSolver, LinearSolverKind, SolveStats, SolverError};
+pub use ssor::Ssor;
 pub use symbolic::Symbolic;

@@ -202,13 +202,19 @@ mod tests {
         };
         let pu1 = run(1, &mut pc, &u);
         let pu2 = run(2, &mut pc, &u);
-        assert!(pu1.iter().zip(&pu2).all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits)));
+        assert!(pu1
+            .iter()
+            .zip(&pu2)
+            .all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits)));
         let pv = run(2, &mut pc, &v);
         let dot = |x: &[Vector3<f64>], y: &[Vector3<f64>]| -> f64 {
             x.iter().zip(y).map(|(p, q)| p.dot(q)).sum()
         };
         let (vpu, upv) = (dot(&v, &pu1), dot(&u, &pv));
-        assert!((vpu - upv).abs() <= 1e-10 * vpu.abs().max(upv.abs()), "{vpu} vs {upv}");
+        assert!(
+            (vpu - upv).abs() <= 1e-10 * vpu.abs().max(upv.abs()),
+            "{vpu} vs {upv}"
+        );
         assert!(dot(&u, &pu1) > 0.0 && dot(&v, &pv) > 0.0);
         for (i, z) in pu1.iter().enumerate() {
             if fixed[i] {

@@ -42,9 +42,13 @@ pub fn bar_system(cells: [usize; 3]) -> (BlockCsr, usize) {
 
 /// Pseudo-random vectors in [−1, 1)³ (a fixed LCG per `seed`), zero on fixed vertices.
 pub fn random_vectors(n: usize, seed: u64, fixed: &[bool]) -> Vec<Vector3<f64>> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     };
     (0..n)

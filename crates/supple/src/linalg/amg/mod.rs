@@ -356,7 +356,9 @@ impl Precond for Amg {
         for ((ri, bi), &f) in self.res0.iter_mut().zip(r).zip(fixed) {
             *ri = if f { Vector3::zeros() } else { bi - *ri };
         }
-        h.transfers[0].r.mul_vec(flat(&self.res0), &mut h.levels[0].b);
+        h.transfers[0]
+            .r
+            .mul_vec(flat(&self.res0), &mut h.levels[0].b);
         // Down the coarse levels.
         let last = h.levels.len() - 1;
         for l in 0..last {

@@ -53,6 +53,7 @@ pub struct Transfer {
 
 /// The strong neighbours of each node of `a` (nodes are `block` consecutive dofs), and which
 /// nodes are isolated (zero diagonal block: fixed vertices, or dropped coarse dofs).
+#[allow(clippy::needless_range_loop)] // node, row and block indices run together
 fn strength_graph(a: &Csr, block: usize, theta: f64) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
     let nodes = a.n_rows / block;
     let mut diag = vec![0.0; nodes];
@@ -146,6 +147,7 @@ fn aggregate(ptr: &[usize], idx: &[u32], isolated: &[bool]) -> (Vec<u32>, usize)
 
 /// The tentative prolongator `T` (dofs × 6·aggregates) and the coarse near-null space
 /// (6·aggregates × 6), by a modified Gram–Schmidt QR of each aggregate's modes.
+#[allow(clippy::needless_range_loop)] // the QR indexes Q's columns and R's rows together
 fn tentative(agg: &[u32], n_agg: usize, block: usize, b: &[f64]) -> (Csr, Vec<f64>) {
     let n_dofs = agg.len() * block;
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_agg];
@@ -237,9 +239,13 @@ pub fn block_diagonal_inverse(a: &Csr, block: usize) -> Csr {
             d.column_mut(r).fill(0.0);
             d[(r, r)] = 1.0;
         }
-        let inv = d.clone().cholesky().map(|c| c.inverse()).unwrap_or_else(|| {
-            DMatrix::from_diagonal(&d.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
-        });
+        let inv = d
+            .clone()
+            .cholesky()
+            .map(|c| c.inverse())
+            .unwrap_or_else(|| {
+                DMatrix::from_diagonal(&d.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
+            });
         for r in 0..block {
             for c in 0..block {
                 if !zero[r] && !zero[c] && inv[(r, c)] != 0.0 {
@@ -257,7 +263,9 @@ pub fn block_diagonal_inverse(a: &Csr, block: usize) -> Csr {
 /// start vector (deterministic), times 1.1.
 fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
     let n = a.n_rows;
-    let mut x: Vec<f64> = (0..n).map(|i| 1.0 + 0.37 * ((i * 7919) % 101) as f64 / 101.0).collect();
+    let mut x: Vec<f64> = (0..n)
+        .map(|i| 1.0 + 0.37 * ((i * 7919) % 101) as f64 / 101.0)
+        .collect();
     let (mut ax, mut y) = (vec![0.0; n], vec![0.0; n]);
     let mut lambda = 0.0;
     for _ in 0..20 {
@@ -269,7 +277,9 @@ fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
         d_inv.mul_vec(&ax, &mut y);
         let yn = y.iter().map(|v| v * v).sum::<f64>().sqrt();
         lambda = yn / xn;
-        x.iter_mut().zip(&y).for_each(|(xi, yi)| *xi = yi / yn.max(f64::MIN_POSITIVE));
+        x.iter_mut()
+            .zip(&y)
+            .for_each(|(xi, yi)| *xi = yi / yn.max(f64::MIN_POSITIVE));
     }
     1.1 * lambda
 }
@@ -314,7 +324,9 @@ mod tests {
             .map(|i| Vector3::new(i as f64 * 0.1, (i % 3) as f64 * 0.2, (i % 2) as f64 * 0.3))
             .collect();
         let b = rigid_body_modes(12, Some(&positions));
-        let agg: Vec<u32> = (0..12).map(|i| [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2][i]).collect();
+        let agg: Vec<u32> = (0..12)
+            .map(|i| [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2][i])
+            .collect();
         let (t, bc) = tentative(&agg, 3, 3, &b);
         let bc = DMatrix::from_row_slice(18, MODES, &bc);
         let tb = t.to_dense() * bc;

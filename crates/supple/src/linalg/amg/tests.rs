@@ -114,9 +114,13 @@ fn amg_iterations_stay_nearly_flat_under_refinement() {
         let mut jacobi = BlockJacobi::new(n);
         jacobi.refresh(&a, &fixed);
         x.fill(Vector3::zeros());
-        let ij = conjugate_gradient(&mut ws, &a, &b, &fixed, &mut x, &settings, &mut jacobi).unwrap();
+        let ij =
+            conjugate_gradient(&mut ws, &a, &b, &fixed, &mut x, &settings, &mut jacobi).unwrap();
         its.push((ia.iterations, ij.iterations));
-        eprintln!("cells {cells:?}: AMG {} / block Jacobi {} iterations", ia.iterations, ij.iterations);
+        eprintln!(
+            "cells {cells:?}: AMG {} / block Jacobi {} iterations",
+            ia.iterations, ij.iterations
+        );
     }
     for w in its.windows(2) {
         let (amg0, jac0) = w[0];
