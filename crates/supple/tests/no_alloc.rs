@@ -214,7 +214,10 @@ fn multigrid_and_multicolor_steps_do_not_allocate() {
             let built = builds(&w);
             let n = allocations_in_steps(&mut w);
             assert_eq!(builds(&w), built, "{cells:?} {preconditioner:?}: rebuilt");
-            assert_eq!(n, 0, "{cells:?} {preconditioner:?}: {n} allocations in 3 steps");
+            assert_eq!(
+                n, 0,
+                "{cells:?} {preconditioner:?}: {n} allocations in 3 steps"
+            );
         }
     });
 }
