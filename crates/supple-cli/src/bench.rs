@@ -52,6 +52,8 @@ pub enum BenchBroadPhase {
 pub enum BenchPreconditioner {
     BlockJacobi,
     BlockSsor,
+    MulticolorSsor,
+    Amg,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -96,6 +98,81 @@ struct Report {
     /// from the step.
     #[serde(skip_serializing_if = "Option::is_none")]
     surface: Option<crate::skin::SurfaceBench>,
+    /// Process CPU time (user + system, all threads) per timed step, from /proc/self/stat
+    /// (Linux; clock-tick resolution, so a mean over the timed steps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_ms_per_step_mean: Option<f64>,
+    /// The multigrid preconditioner (`--preconditioner amg` or a scene's): hierarchy builds
+    /// during the timed steps, and one standalone build on the first body's system matrix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    amg: Option<AmgBench>,
+}
+
+#[derive(Serialize)]
+struct AmgBench {
+    /// Hierarchy builds during the warm-up and timed steps, summed over bodies.
+    builds_warmup: f64,
+    builds_timed: f64,
+    /// One build on `M + dt² K` of the first body at its current state (median of 3).
+    setup_ms_median: f64,
+    /// `(rows, nonzeros)` per level, finest first.
+    levels: Vec<(usize, usize)>,
+    operator_complexity: f64,
+    memory_mb: f64,
+}
+
+/// User + system CPU time of this process in ms (Linux), None elsewhere.
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here (0-based).
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 1e3 / 100.0) // USER_HZ is 100 on Linux
+}
+
+fn amg_builds(world: &supple::world::World) -> f64 {
+    world
+        .integrator_counters()
+        .iter()
+        .flat_map(|(_, c)| c.iter())
+        .filter(|(k, _)| k == "amg_builds")
+        .map(|(_, v)| v)
+        .sum()
+}
+
+fn solver_uses_amg(integrator: &supple::time::IntegratorKind) -> bool {
+    use supple::time::{IntegratorKind as I, LinearSolverKind as L};
+    let solver = match integrator {
+        I::BackwardEulerLinearized { solver, .. } => solver,
+        I::BackwardEuler { newton } | I::Bdf { newton, .. } | I::Static { newton, .. } => {
+            &newton.solver
+        }
+        _ => return false,
+    };
+    matches!(solver, L::Pcg(p) if p.preconditioner == Preconditioner::Amg)
+}
+
+/// One standalone multigrid build on the first body's `M + dt² K`, timed.
+fn amg_setup(world: &supple::world::World, dt: f64) -> Option<(f64, supple::linalg::AmgInfo)> {
+    let b = world.bodies.first()?;
+    let mut a = BlockCsr::zeros(b.elems.pattern.clone());
+    b.model.add_tangent(&b.elems, &b.x, dt * dt, &mut a);
+    b.mass.add_to(&mut a, 1.0);
+    let mut amg = supple::linalg::Amg::new(
+        supple::linalg::AmgSettings::default(),
+        &a.pattern,
+        Some(&b.mesh.positions),
+    );
+    let times: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            amg.build(&a, &b.fixed);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    Some((median(&times), amg.info()))
 }
 
 #[derive(Serialize)]
@@ -197,6 +274,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             pcg.preconditioner = match pc {
                 BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
                 BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
+                BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
+                BenchPreconditioner::Amg => Preconditioner::Amg,
             };
         }
     }
@@ -241,6 +320,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     for _ in 0..args.warmup {
         world.step()?;
     }
+    let builds_warmup = amg_builds(&world);
+    let cpu_start = process_cpu_ms();
     let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut iterations = Vec::new();
     let mut contact: [Vec<f64>; 8] = Default::default();
@@ -273,6 +354,23 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         solve.push(s.iter().map(|s| s.solve_s).sum::<f64>() * 1e3);
         iterations.extend(s.iter().map(|s| s.solver_iterations));
     }
+    let cpu_ms_per_step_mean = process_cpu_ms()
+        .zip(cpu_start)
+        .map(|(end, start)| (end - start) / args.steps.max(1) as f64);
+    let builds_timed = amg_builds(&world) - builds_warmup;
+    let uses_amg = solver_uses_amg(&scene.integrator);
+    let amg = if uses_amg {
+        amg_setup(&world, scene.dt).map(|(ms, info)| AmgBench {
+            builds_warmup,
+            builds_timed,
+            setup_ms_median: ms,
+            levels: info.levels.clone(),
+            operator_complexity: info.operator_complexity,
+            memory_mb: info.memory_bytes as f64 / 1e6,
+        })
+    } else {
+        None
+    };
     let spmv = world
         .bodies
         .iter()
@@ -350,6 +448,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             contacts_median: median(&contact[7]),
         }),
         surface: skins.bench(median(&wall)),
+        cpu_ms_per_step_mean,
+        amg,
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;

@@ -182,3 +182,42 @@ fn explicit_integrators_and_every_model_do_not_allocate() {
         }
     });
 }
+
+/// Issue 18: the multicolour SSOR and the multigrid preconditioners allocate nothing per step
+/// once the hierarchy is built (a rebuild is setup and allocates, so the steps counted here
+/// must not have rebuilt it: asserted through the `amg_builds` counter).
+#[test]
+fn multigrid_and_multicolor_steps_do_not_allocate() {
+    let builds = |w: &World| -> f64 {
+        w.integrator_counters()
+            .iter()
+            .flat_map(|(_, c)| c.iter())
+            .filter(|(k, _)| k == "amg_builds")
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let corot = ModelKind::corotational(CorotationalTangent::Rotated);
+        for (cells, preconditioner) in [
+            ([12, 3, 3], Preconditioner::MulticolorSsor),
+            ([12, 4, 4], Preconditioner::Amg),
+            // Large enough for the parallel sweeps, products and vector paths.
+            ([80, 20, 20], Preconditioner::MulticolorSsor),
+            ([40, 10, 10], Preconditioner::Amg),
+        ] {
+            let mut w = world(cells, corot, MassKind::Lumped, preconditioner);
+            w.step().unwrap();
+            let built = builds(&w);
+            let n = allocations_in_steps(&mut w);
+            assert_eq!(builds(&w), built, "{cells:?} {preconditioner:?}: rebuilt");
+            assert_eq!(
+                n, 0,
+                "{cells:?} {preconditioner:?}: {n} allocations in 3 steps"
+            );
+        }
+    });
+}

@@ -120,6 +120,8 @@ impl Default for SolverSection {
 pub(super) enum PreconditionerName {
     BlockJacobi,
     BlockSsor,
+    MulticolorSsor,
+    Amg,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]

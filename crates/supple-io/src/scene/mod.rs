@@ -264,6 +264,8 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
             preconditioner: match file.solver.preconditioner {
                 PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
                 PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
+                PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
+                PreconditionerName::Amg => Preconditioner::Amg,
             },
         }),
         SolverName::Cholesky => LinearSolverKind::Cholesky { ordering },

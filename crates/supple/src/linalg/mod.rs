@@ -1,18 +1,29 @@
 //! Linear algebra: the 3×3-block sparse matrix with a fixed pattern, deterministic parallel
-//! reductions, and the block-Jacobi preconditioned conjugate gradient solver.
+//! reductions, the one preconditioned conjugate gradient loop with its preconditioners
+//! (block Jacobi, block SSOR, multicolour SSOR, smoothed-aggregation multigrid), and the
+//! sparse Cholesky solver.
 
+pub mod amg;
 mod block_csr;
+pub mod cg;
 mod cholesky;
+pub mod multicolor;
 pub mod ordering;
 pub mod par;
 mod pcg;
 pub mod solver;
 mod ssor;
 pub mod symbolic;
+#[cfg(test)]
+pub(crate) mod test_support;
 
+pub use amg::{Amg, AmgInfo, AmgSettings};
 pub use block_csr::{BlockCsr, BlockPattern};
+pub use cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
 pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, SparseCholesky};
+pub use multicolor::MulticolorSsor;
 pub use ordering::{Graph, OrderingKind, Permutation};
-pub use pcg::{Pcg, PcgSettings, PcgStats, Preconditioner};
+pub use pcg::{BlockJacobi, Pcg, PcgSettings, PcgStats, Preconditioner};
 pub use solver::{LinearSolver, LinearSolverKind, SolveStats, SolverError};
+pub use ssor::Ssor;
 pub use symbolic::Symbolic;

@@ -1,8 +1,14 @@
-//! Preconditioned conjugate gradients with a 3×3 block-Jacobi preconditioner, filtered for
-//! fixed vertices (their rows and columns are removed from the system, as in Baraff & Witkin's
-//! modified PCG), with all vectors held in a reusable workspace.
+//! Preconditioned conjugate gradients as the integrators call it: the settings (stopping rule
+//! and which preconditioner), the statistics of one solve, and [`Pcg`], which holds the
+//! workspace of the one CG loop ([`conjugate_gradient`]) and the preconditioners behind its
+//! [`Precond`] trait: block Jacobi (here), block SSOR (`linalg::ssor`), multicolour SSOR
+//! (`linalg::multicolor`) and smoothed-aggregation multigrid (`linalg::amg`).
 
-use super::par::{self, SharedMut};
+use super::amg::{Amg, AmgSettings};
+use super::cg::{conjugate_gradient, CgError, CgWorkspace, Precond};
+use super::multicolor::MulticolorSsor;
+use super::par;
+use super::ssor::Ssor;
 use super::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
 
@@ -12,9 +18,16 @@ pub enum Preconditioner {
     /// Inverse 3×3 diagonal blocks (parallel, cheap).
     #[default]
     BlockJacobi,
-    /// Symmetric block Gauss–Seidel, `M = (D + L) D⁻¹ (D + Lᵀ)`, applied with Eisenstat's
-    /// trick (sequential sweeps; fewer iterations). See `linalg::ssor`.
+    /// Symmetric block Gauss–Seidel in vertex order, `M = (D + L) D⁻¹ (D + Lᵀ)` (sequential
+    /// sweeps; fewer iterations). See `linalg::ssor`.
     BlockSsor,
+    /// Symmetric block Gauss–Seidel in a vertex-colour order: the rows of one colour are
+    /// independent, so the sweeps run in parallel (same bits for any thread count). See
+    /// `linalg::multicolor`.
+    MulticolorSsor,
+    /// Smoothed-aggregation algebraic multigrid (one V-cycle) with the rigid-body modes as
+    /// near-null space: iteration counts nearly flat under refinement. See `linalg::amg`.
+    Amg,
 }
 
 /// Stopping rule: `‖r‖ ≤ tolerance · ‖b‖` on the free dofs, or `max_iterations`.
@@ -61,37 +74,88 @@ impl PcgStats {
     }
 }
 
-/// PCG workspace for systems with `n` block rows. Solving allocates nothing.
-///
-/// Each iteration makes three passes over the vectors: `q = A p` fused with `p·q`; the
-/// update of `x` and `r` fused with `z = P⁻¹ r`, `r·r` and `r·z`; and `p = z + β p`.
-/// Sums are taken per fixed chunk and added in chunk order (thread-count independent).
+/// The block-Jacobi preconditioner: the inverse 3×3 diagonal blocks of the free vertices.
 #[derive(Debug, Clone)]
-pub struct Pcg {
-    r: Vec<Vector3<f64>>,
-    z: Vec<Vector3<f64>>,
-    p: Vec<Vector3<f64>>,
-    q: Vec<Vector3<f64>>,
+pub struct BlockJacobi {
     inv_diag: Vec<Matrix3<f64>>,
-    partials: Vec<f64>,
-    partials2: Vec<(f64, f64)>,
-    /// Workspace of the SSOR path, made on its first use.
-    pub(super) ssor: Option<super::ssor::SsorWorkspace>,
+}
+
+impl BlockJacobi {
+    pub fn new(n: usize) -> Self {
+        Self {
+            inv_diag: vec![Matrix3::zeros(); n],
+        }
+    }
+
+    /// Inverts the diagonal blocks of `a` (zero on fixed vertices; a singular block falls
+    /// back to its inverted diagonal entries).
+    pub fn refresh(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        let pattern = &*a.pattern;
+        par::for_each_mut(&mut self.inv_diag, |i, m| {
+            *m = if fixed[i] {
+                Matrix3::zeros()
+            } else {
+                invert_block(&a.values[pattern.diag[i] as usize])
+            };
+        });
+    }
+}
+
+/// The inverse of a diagonal block, or of its diagonal entries when it is singular.
+pub(super) fn invert_block(d: &Matrix3<f64>) -> Matrix3<f64> {
+    d.try_inverse().unwrap_or_else(|| {
+        Matrix3::from_diagonal(&d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }))
+    })
+}
+
+impl Precond for BlockJacobi {
+    fn apply(&mut self, _: &BlockCsr, _: &[bool], r: &[Vector3<f64>], z: &mut [Vector3<f64>]) {
+        let inv = &self.inv_diag;
+        par::for_each_mut(z, |i, zi| *zi = inv[i] * r[i]);
+    }
+
+    fn block_diagonal(&self) -> Option<&[Matrix3<f64>]> {
+        Some(&self.inv_diag)
+    }
+}
+
+/// PCG for systems with `n` block rows: the CG workspace of [`conjugate_gradient`] and the
+/// preconditioners, each made on its first use. Solving allocates nothing after that.
+#[derive(Debug)]
+pub struct Pcg {
+    ws: CgWorkspace,
+    jacobi: BlockJacobi,
+    ssor: Option<Ssor>,
+    multicolor: Option<MulticolorSsor>,
+    amg: Option<Amg>,
+    /// Rest positions of the vertices, for the rigid-body modes of the multigrid.
+    positions: Option<Vec<Vector3<f64>>>,
 }
 
 impl Pcg {
     pub fn new(n: usize) -> Self {
-        let zero = vec![Vector3::zeros(); n];
         Self {
-            r: zero.clone(),
-            z: zero.clone(),
-            p: zero.clone(),
-            q: zero,
-            inv_diag: vec![Matrix3::zeros(); n],
-            partials: vec![0.0; par::n_chunks(n)],
-            partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+            ws: CgWorkspace::new(n),
+            jacobi: BlockJacobi::new(n),
             ssor: None,
+            multicolor: None,
+            amg: None,
+            positions: None,
         }
+    }
+
+    /// A PCG whose multigrid preconditioner uses the six rigid-body modes of the rest
+    /// `positions` as its near-null space (without positions: the three translations).
+    pub fn with_positions(n: usize, positions: &[Vector3<f64>]) -> Self {
+        Self {
+            positions: Some(positions.to_vec()),
+            ..Self::new(n)
+        }
+    }
+
+    /// The multigrid preconditioner, once made.
+    pub fn amg(&self) -> Option<&Amg> {
+        self.amg.as_ref()
     }
 
     /// Solves `A x = b` for the free vertices; `x` holds the initial guess on entry (its fixed
@@ -105,189 +169,66 @@ impl Pcg {
         x: &mut [Vector3<f64>],
         settings: &PcgSettings,
     ) -> PcgStats {
-        if settings.preconditioner == Preconditioner::BlockSsor {
-            return self.solve_ssor(a, b, fixed, x, settings);
-        }
-        let n = a.n_rows();
-        let par_min = par::VEC_PAR_MIN;
-        let Self {
-            r,
-            z,
-            p,
-            q,
-            inv_diag,
-            partials,
-            partials2,
-            ..
-        } = self;
-        let pattern = &*a.pattern;
-        par::for_each_mut(inv_diag, |i, m| {
-            *m = if fixed[i] {
-                Matrix3::zeros()
-            } else {
-                let d = a.values[pattern.diag[i] as usize];
-                d.try_inverse().unwrap_or_else(|| {
-                    Matrix3::from_diagonal(
-                        &d.diagonal().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }),
-                    )
-                })
-            };
-        });
-        let b_norm = par::sum(n, partials, |i| {
-            if fixed[i] {
-                0.0
-            } else {
-                b[i].norm_squared()
+        self.solve_changed(a, true, b, fixed, x, settings)
+    }
+
+    /// [`Pcg::solve`] where `matrix_changed: false` promises that `a` is the matrix of the
+    /// previous call, so the multigrid hierarchy is kept as it is.
+    pub fn solve_changed(
+        &mut self,
+        a: &BlockCsr,
+        matrix_changed: bool,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+        settings: &PcgSettings,
+    ) -> PcgStats {
+        let ws = &mut self.ws;
+        let result = match settings.preconditioner {
+            Preconditioner::BlockJacobi => {
+                self.jacobi.refresh(a, fixed);
+                conjugate_gradient(ws, a, b, fixed, x, settings, &mut self.jacobi)
             }
-        })
-        .sqrt();
-        if !b_norm.is_finite() {
-            return PcgStats::non_finite(0);
-        }
-        if b_norm == 0.0 {
-            return zero_solution(x, fixed);
-        }
-        // r = b − A x and z = P⁻¹ r on free rows (0 on fixed rows); p = z.
-        a.mul_vec(x, q);
-        {
-            let (rp, zp) = (SharedMut(r.as_mut_ptr()), SharedMut(z.as_mut_ptr()));
-            let (qr, inv) = (&*q, &*inv_diag);
-            par::chunked(n, par_min, partials2, |range| {
-                let (mut rr, mut rz) = (0.0, 0.0);
-                for i in range {
-                    let ri = if fixed[i] {
-                        Vector3::zeros()
-                    } else {
-                        b[i] - qr[i]
-                    };
-                    let zi = inv[i] * ri;
-                    // SAFETY: chunks are disjoint and `i < n` = the length of r and z.
-                    unsafe {
-                        *rp.ptr().add(i) = ri;
-                        *zp.ptr().add(i) = zi;
-                    }
-                    rr += ri.norm_squared();
-                    rz += ri.dot(&zi);
-                }
-                (rr, rz)
-            });
-        }
-        let (rr, mut rz) = sum2(partials2, n);
-        if !(rr.is_finite() && rz.is_finite()) {
-            return PcgStats::non_finite(0);
-        }
-        p.copy_from_slice(z);
-        let target = settings.tolerance * b_norm;
-        let mut stats = PcgStats {
-            iterations: 0,
-            relative_residual: rr.sqrt() / b_norm,
-            converged: rr.sqrt() <= target,
-        };
-        if stats.converged {
-            return stats;
-        }
-        while stats.iterations < settings.max_iterations {
-            // q = A p and p·q over free rows (p is zero on fixed rows).
-            let pr = &*p;
-            let qp = SharedMut(q.as_mut_ptr());
-            par::chunked(n, par_min, partials, |range| {
-                let mut pq = 0.0;
-                for i in range {
-                    let (s, e) = (pattern.row_ptr[i] as usize, pattern.row_ptr[i + 1] as usize);
-                    let mut acc = Vector3::zeros();
-                    for k in s..e {
-                        acc += a.values[k] * pr[pattern.cols[k] as usize];
-                    }
-                    // SAFETY: disjoint chunks; `i < n`.
-                    unsafe { *qp.ptr().add(i) = acc };
-                    if !fixed[i] {
-                        pq += pr[i].dot(&acc);
-                    }
-                }
-                pq
-            });
-            let pq: f64 = partials[..par::n_chunks(n)].iter().sum();
-            if !pq.is_finite() {
-                return PcgStats::non_finite(stats.iterations);
+            Preconditioner::BlockSsor => {
+                let pc = self.ssor.get_or_insert_with(|| Ssor::new(a.n_rows()));
+                pc.refresh(a, fixed);
+                conjugate_gradient(ws, a, b, fixed, x, settings, pc)
             }
-            if pq <= 0.0 {
-                break; // not positive definite (or breakdown): report non-convergence
+            Preconditioner::MulticolorSsor => {
+                let pc = self
+                    .multicolor
+                    .get_or_insert_with(|| MulticolorSsor::new(&a.pattern));
+                pc.refresh(a, fixed);
+                conjugate_gradient(ws, a, b, fixed, x, settings, pc)
             }
-            let alpha = rz / pq;
-            // x += α p, r −= α q, z = D⁻¹ r (block Jacobi), with r·r and r·z.
-            {
-                let (qr, inv) = (&*q, &*inv_diag);
-                let (xp, rp, zp) = (
-                    SharedMut(x.as_mut_ptr()),
-                    SharedMut(r.as_mut_ptr()),
-                    SharedMut(z.as_mut_ptr()),
-                );
-                par::chunked(n, par_min, partials2, |range| {
-                    let (mut rr, mut rz) = (0.0, 0.0);
-                    for i in range {
-                        if fixed[i] {
-                            continue;
-                        }
-                        // SAFETY: disjoint chunks; `i < n`; p and q are only read here.
-                        unsafe {
-                            *xp.ptr().add(i) += alpha * pr[i];
-                            let ri = &mut *rp.ptr().add(i);
-                            *ri -= alpha * qr[i];
-                            let zi = inv[i] * *ri;
-                            *zp.ptr().add(i) = zi;
-                            rr += ri.norm_squared();
-                            rz += ri.dot(&zi);
-                        }
-                    }
-                    (rr, rz)
+            Preconditioner::Amg => {
+                let positions = self.positions.as_deref();
+                let pc = self
+                    .amg
+                    .get_or_insert_with(|| Amg::new(AmgSettings::default(), &a.pattern, positions));
+                pc.prepare(a, fixed, matrix_changed);
+                let result = conjugate_gradient(ws, a, b, fixed, x, settings, pc);
+                pc.observe(match &result {
+                    Ok(info) | Err(CgError::NoConvergence(info)) => info.iterations,
+                    Err(CgError::NonFinite { iterations }) => *iterations,
                 });
+                result
             }
-            let (rr, rz_new) = sum2(partials2, n);
-            stats.iterations += 1;
-            if !(rr.is_finite() && rz_new.is_finite()) {
-                return PcgStats::non_finite(stats.iterations);
-            }
-            stats.relative_residual = rr.sqrt() / b_norm;
-            if rr.sqrt() <= target {
-                stats.converged = true;
-                break;
-            }
-            let beta = rz_new / rz;
-            rz = rz_new;
-            let (zr, pp) = (&*z, SharedMut(p.as_mut_ptr()));
-            par::chunked(n, par_min, partials, |range| {
-                for i in range {
-                    // SAFETY: disjoint chunks; `i < n`.
-                    unsafe {
-                        let pi = &mut *pp.ptr().add(i);
-                        *pi = zr[i] + beta * *pi;
-                    }
-                }
-                0.0
-            });
-        }
-        stats
-    }
-}
-
-/// The solution of `A x = 0` on the free vertices (fixed ones keep their values).
-pub(super) fn zero_solution(x: &mut [Vector3<f64>], fixed: &[bool]) -> PcgStats {
-    for (xi, &f) in x.iter_mut().zip(fixed) {
-        if !f {
-            *xi = Vector3::zeros();
+        };
+        match result {
+            Ok(info) => PcgStats {
+                iterations: info.iterations,
+                relative_residual: info.relative_residual,
+                converged: true,
+            },
+            Err(CgError::NoConvergence(info)) => PcgStats {
+                iterations: info.iterations,
+                relative_residual: info.relative_residual,
+                converged: false,
+            },
+            Err(CgError::NonFinite { iterations }) => PcgStats::non_finite(iterations),
         }
     }
-    PcgStats {
-        iterations: 0,
-        relative_residual: 0.0,
-        converged: true,
-    }
-}
-
-fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
-    partials[..par::n_chunks(n)]
-        .iter()
-        .fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))
 }
 
 #[cfg(test)]
@@ -435,7 +376,12 @@ mod tests {
             ("NaN in A", &nan_a, &finite, &zero),
             ("NaN in the first guess", &a, &finite, &nan_x0),
         ];
-        for preconditioner in [Preconditioner::BlockJacobi, Preconditioner::BlockSsor] {
+        for preconditioner in [
+            Preconditioner::BlockJacobi,
+            Preconditioner::BlockSsor,
+            Preconditioner::MulticolorSsor,
+            Preconditioner::Amg,
+        ] {
             for (what, a, b, x0) in cases {
                 let mut x = x0.to_vec();
                 let stats = Pcg::new(6).solve(

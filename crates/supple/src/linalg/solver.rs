@@ -1,4 +1,5 @@
-//! The linear solver of an implicit integrator: the filtered block PCG, or a sparse Cholesky
+//! The linear solver of an implicit integrator: the filtered block PCG (block Jacobi, block
+//! SSOR, multicolour SSOR or multigrid preconditioner), or a sparse Cholesky
 //! factorization under a fill-reducing vertex ordering that is kept while the matrix does not
 //! change (Zhuang & Canny 1999, §4: a constant matrix is factored once, then every step is a
 //! back-substitution).
@@ -113,7 +114,11 @@ impl LinearSolver {
         let n = pattern.n_rows();
         Ok(match *kind {
             LinearSolverKind::Pcg(settings) => Self::Pcg {
-                pcg: Box::new(Pcg::new(n)),
+                pcg: Box::new(if positions.len() == n {
+                    Pcg::with_positions(n, positions)
+                } else {
+                    Pcg::new(n)
+                }),
                 settings,
             },
             LinearSolverKind::Cholesky { ordering } => {
@@ -132,6 +137,23 @@ impl LinearSolver {
                 }))
             }
         })
+    }
+
+    /// The PCG solver, when this is one (its multigrid hierarchy, for statistics).
+    pub fn pcg(&self) -> Option<&Pcg> {
+        match self {
+            Self::Pcg { pcg, .. } => Some(pcg),
+            Self::Cholesky(_) => None,
+        }
+    }
+
+    /// End-of-run counters: the multigrid's hierarchy builds (`amg_builds`), when PCG has
+    /// built one.
+    pub fn counters(&self) -> Vec<(String, f64)> {
+        match self.pcg().and_then(Pcg::amg) {
+            Some(amg) => vec![("amg_builds".to_string(), amg.info().builds as f64)],
+            None => Vec::new(),
+        }
     }
 
     /// The sparse Cholesky factorization, when this is the direct solver.
@@ -156,7 +178,7 @@ impl LinearSolver {
     ) -> SolveStats {
         match self {
             Self::Pcg { pcg, settings } => {
-                let s = pcg.solve(a, b, fixed, x, settings);
+                let s = pcg.solve_changed(a, matrix_changed, b, fixed, x, settings);
                 SolveStats {
                     iterations: s.iterations,
                     relative_residual: s.relative_residual,

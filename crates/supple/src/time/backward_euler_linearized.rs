@@ -140,7 +140,7 @@ impl Integrator for LinearizedBackwardEuler {
     fn counters(&self) -> Vec<(String, f64)> {
         match self.fallback {
             Some(_) => vec![("newton_fallbacks".to_string(), self.fallbacks as f64)],
-            None => Vec::new(),
+            None => self.solver.counters(),
         }
     }
 

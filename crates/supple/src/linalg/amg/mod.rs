@@ -1,0 +1,393 @@
+//! Smoothed-aggregation algebraic multigrid (Vaněk, Mandel & Brezina 1996) for 3×3-block
+//! elasticity, as a preconditioner of the one CG loop: one symmetric V-cycle per application.
+//!
+//! **Hierarchy** (`setup`): aggregates of strongly connected vertices, six coarse dofs per
+//! aggregate from the rigid-body modes of the rest positions, prolongator smoothed by one
+//! damped Jacobi step, Galerkin coarse operators `Pᵀ A P`, down to at most
+//! [`AmgSettings::max_coarse`] dofs, which a dense Cholesky factorization solves.
+//!
+//! **V-cycle**: on the finest level, a forward multicolour block Gauss–Seidel sweep on the
+//! current matrix (`linalg::multicolor`, parallel, thread-count independent), the coarse
+//! correction, and a backward sweep; coarse levels use point Gauss–Seidel, forward before and
+//! backward after. Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
+//! SPD matrix, so the cycle is symmetric positive definite for any SPD coarse solve
+//! (Vassilevski, *Multilevel Block Factorization Preconditioners*, 2008, Prop. 5.1). This
+//! holds even when the coarse operators are older than the current matrix, which is what
+//! makes reuse safe.
+//!
+//! **Reuse and rebuild.** Building is setup (it allocates). Between builds only the finest
+//! level's diagonal blocks follow the matrix; the coarse operators are those of the last
+//! build. The hierarchy is rebuilt when (1) there is none or the fixed set changed, (2) a
+//! solve needed more than `rebuild_growth ×` the iterations of the first solve after the
+//! last build (plus 2), or (3) `rebuild_every > 0` changed matrices have been seen since the
+//! last build. With a constant matrix (`matrix_changed: false`) nothing is redone.
+
+mod csr;
+mod setup;
+
+pub use csr::Csr;
+pub use setup::rigid_body_modes;
+
+use super::cg::Precond;
+use super::multicolor::{gauss_seidel_sweep, VertexColoring};
+use super::pcg::BlockJacobi;
+use super::{BlockCsr, BlockPattern};
+use nalgebra::{Cholesky, DVector, Dyn, Vector3};
+use setup::Transfer;
+use thiserror::Error;
+
+/// Settings of the multigrid preconditioner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AmgSettings {
+    /// Strength of connection θ: vertices `i`, `j` are strongly connected when
+    /// `‖A_ij‖_F ≥ θ √(‖A_ii‖_F ‖A_jj‖_F)`. 0 keeps every matrix neighbour.
+    pub strength_threshold: f64,
+    /// Stop coarsening at this many dofs (the dense coarsest solve).
+    pub max_coarse: usize,
+    pub max_levels: usize,
+    /// Rebuild when a solve needs more than this factor times the iterations of the first
+    /// solve after the last build (plus 2).
+    pub rebuild_growth: f64,
+    /// Rebuild after this many changed matrices (0: only on growth or a new fixed set).
+    pub rebuild_every: usize,
+    /// Smooth the tentative prolongator (smoothed aggregation); false gives plain
+    /// aggregation (sparser coarse levels, more iterations).
+    pub smoothed: bool,
+}
+
+impl Default for AmgSettings {
+    fn default() -> Self {
+        Self {
+            strength_threshold: 0.0,
+            max_coarse: 500,
+            max_levels: 10,
+            rebuild_growth: 1.5,
+            rebuild_every: 0,
+            smoothed: true,
+        }
+    }
+}
+
+/// Why a hierarchy could not be built (the preconditioner then falls back to multicolour
+/// symmetric Gauss–Seidel until the next build).
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AmgError {
+    #[error("the coarsest matrix ({0} dofs) is not positive definite")]
+    CoarsestNotPositiveDefinite(usize),
+}
+
+/// One level below the finest, with its vectors.
+#[derive(Debug, Clone)]
+struct Level {
+    a: Csr,
+    /// `1 / a_ii`, 0 for a zero dof.
+    d_inv: Vec<f64>,
+    x: Vec<f64>,
+    b: Vec<f64>,
+    res: Vec<f64>,
+}
+
+#[derive(Debug, Clone)]
+struct Hierarchy {
+    /// `transfers[l]` maps level `l + 1` to level `l`.
+    transfers: Vec<Transfer>,
+    /// Levels 1, 2, …; the last is solved by `chol` (level 0 when there is no transfer).
+    levels: Vec<Level>,
+    chol: Cholesky<f64, Dyn>,
+    rhs: DVector<f64>,
+    /// `(rows, nonzeros)` of the finest level on the free vertices.
+    finest: (usize, usize),
+}
+
+/// What the hierarchy is and how often it was built.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AmgInfo {
+    /// `(rows, nonzeros)` of every level, finest first (scalar counts).
+    pub levels: Vec<(usize, usize)>,
+    /// Σ nonzeros of all levels / nonzeros of the finest.
+    pub operator_complexity: f64,
+    /// Bytes held by the hierarchy (matrices, factor, vectors).
+    pub memory_bytes: usize,
+    /// Builds so far.
+    pub builds: usize,
+    /// Changed matrices seen since the last build.
+    pub age: usize,
+}
+
+/// The multigrid preconditioner with its hierarchy and workspaces.
+#[derive(Debug, Clone)]
+pub struct Amg {
+    settings: AmgSettings,
+    near_null: Vec<f64>,
+    coloring: VertexColoring,
+    jacobi: BlockJacobi,
+    hierarchy: Option<Hierarchy>,
+    built_fixed: Vec<bool>,
+    res0: Vec<Vector3<f64>>,
+    builds: usize,
+    age: usize,
+    baseline: Option<usize>,
+    pending: bool,
+    /// The error of the last failed build.
+    pub last_error: Option<AmgError>,
+}
+
+// The finest level's vectors are viewed as flat f64 slices (nalgebra's `Vector3<f64>` is
+// `repr(C)` over `[f64; 3]`).
+const _: () = assert!(std::mem::size_of::<Vector3<f64>>() == 24);
+
+fn flat(v: &[Vector3<f64>]) -> &[f64] {
+    // SAFETY: `Vector3<f64>` is 3 contiguous f64 (asserted above), alignment of f64.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f64>(), 3 * v.len()) }
+}
+
+fn flat_mut(v: &mut [Vector3<f64>]) -> &mut [f64] {
+    // SAFETY: as in `flat`; the borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f64>(), 3 * v.len()) }
+}
+
+impl Amg {
+    /// A preconditioner for matrices on `pattern`, whose near-null space is the rigid-body
+    /// modes of the rest `positions` (translations only without them). Builds nothing yet.
+    pub fn new(
+        settings: AmgSettings,
+        pattern: &BlockPattern,
+        positions: Option<&[Vector3<f64>]>,
+    ) -> Self {
+        let n = pattern.n_rows();
+        Self {
+            settings,
+            near_null: rigid_body_modes(n, positions.filter(|p| p.len() == n)),
+            coloring: VertexColoring::greedy(pattern),
+            jacobi: BlockJacobi::new(n),
+            hierarchy: None,
+            built_fixed: Vec::new(),
+            res0: vec![Vector3::zeros(); n],
+            builds: 0,
+            age: 0,
+            baseline: None,
+            pending: false,
+            last_error: None,
+        }
+    }
+
+    /// Makes the preconditioner ready for `a` (see the module notes for what is rebuilt).
+    pub fn prepare(&mut self, a: &BlockCsr, fixed: &[bool], matrix_changed: bool) {
+        if matrix_changed {
+            self.age += 1;
+        }
+        let every = self.settings.rebuild_every;
+        let rebuild = self.hierarchy.is_none()
+            || self.built_fixed != fixed
+            || self.pending
+            || (every > 0 && self.age >= every);
+        if matrix_changed || rebuild {
+            self.jacobi.refresh(a, fixed);
+        }
+        if rebuild {
+            self.build(a, fixed);
+        }
+    }
+
+    /// Reports the iterations of a solve with this preconditioner (the growth trigger).
+    pub fn observe(&mut self, iterations: usize) {
+        match self.baseline {
+            None => self.baseline = Some(iterations),
+            Some(b) => {
+                if iterations as f64 > self.settings.rebuild_growth * b as f64 + 2.0 {
+                    self.pending = true;
+                }
+            }
+        }
+    }
+
+    /// Builds the hierarchy for `a` on the free vertices now.
+    pub fn build(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        self.jacobi.refresh(a, fixed);
+        self.builds += 1;
+        self.age = 0;
+        self.baseline = None;
+        self.pending = false;
+        self.built_fixed.clear();
+        self.built_fixed.extend_from_slice(fixed);
+        self.hierarchy = None;
+        let s = self.settings;
+        let mut current = Csr::from_block(a, fixed);
+        let finest = (current.n_rows, current.nnz());
+        let mut b = self.near_null.clone();
+        let mut block = 3;
+        let mut transfers = Vec::new();
+        let mut levels = Vec::new();
+        while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
+            let Some((t, coarse, b_coarse)) =
+                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed)
+            else {
+                break;
+            };
+            transfers.push(t);
+            let n = coarse.n_rows;
+            let d_inv = (0..n)
+                .map(|i| {
+                    let d: f64 = coarse
+                        .row(i)
+                        .filter(|&k| coarse.idx[k] as usize == i)
+                        .map(|k| coarse.val[k])
+                        .sum();
+                    if d > 0.0 {
+                        1.0 / d
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            levels.push(Level {
+                a: coarse.clone(),
+                d_inv,
+                x: vec![0.0; n],
+                b: vec![0.0; n],
+                res: vec![0.0; n],
+            });
+            current = coarse;
+            b = b_coarse;
+            block = setup::MODES;
+        }
+        let n = current.n_rows;
+        let mut dense = current.to_dense();
+        let scale = dense.diagonal().amax().max(f64::MIN_POSITIVE);
+        for i in 0..n {
+            if dense[(i, i)] <= 0.0 && dense.row(i).amax() == 0.0 {
+                dense[(i, i)] = scale; // a decoupled zero dof (fixed, or a dropped mode)
+            }
+        }
+        match Cholesky::new(dense) {
+            Some(chol) => {
+                self.last_error = None;
+                self.hierarchy = Some(Hierarchy {
+                    transfers,
+                    levels,
+                    chol,
+                    rhs: DVector::zeros(n),
+                    finest,
+                });
+            }
+            None => self.last_error = Some(AmgError::CoarsestNotPositiveDefinite(n)),
+        }
+    }
+
+    /// The hierarchy's shape and build count.
+    pub fn info(&self) -> AmgInfo {
+        let mut info = AmgInfo {
+            builds: self.builds,
+            age: self.age,
+            ..Default::default()
+        };
+        let Some(h) = &self.hierarchy else {
+            return info;
+        };
+        let (n0, nnz0) = h.finest;
+        info.levels.push((n0, nnz0));
+        let mut bytes = 0;
+        for (t, l) in h.transfers.iter().zip(&h.levels) {
+            info.levels.push((l.a.n_rows, l.a.nnz()));
+            bytes += 12 * (t.p.nnz() + t.r.nnz() + l.a.nnz()) + 8 * 5 * l.a.n_rows;
+        }
+        let nc = h.rhs.len();
+        bytes += 8 * nc * (nc + 1);
+        info.memory_bytes = bytes + 24 * self.res0.len();
+        let total: usize = info.levels.iter().map(|l| l.1).sum();
+        info.operator_complexity = total as f64 / nnz0.max(1) as f64;
+        info
+    }
+}
+
+/// Forward (`forward`) or backward point Gauss–Seidel sweep on `a x = b`, skipping zero dofs.
+fn point_gauss_seidel(l: &mut Level, forward: bool) {
+    let Level { a, d_inv, x, b, .. } = l;
+    let n = a.n_rows;
+    let mut row = |i: usize| {
+        if d_inv[i] == 0.0 {
+            return;
+        }
+        let (s, e) = (a.ptr[i], a.ptr[i + 1]);
+        // Σ over the whole row, then the diagonal term added back: no branch per entry.
+        let mut acc = 0.0;
+        let mut diag = 0.0;
+        for (&j, &v) in a.idx[s..e].iter().zip(&a.val[s..e]) {
+            let j = j as usize;
+            acc += v * x[j];
+            if j == i {
+                diag = v;
+            }
+        }
+        x[i] = (b[i] - acc + diag * x[i]) * d_inv[i];
+    };
+    if forward {
+        (0..n).for_each(&mut row);
+    } else {
+        (0..n).rev().for_each(&mut row);
+    }
+}
+
+impl Precond for Amg {
+    fn apply(&mut self, a: &BlockCsr, fixed: &[bool], r: &[Vector3<f64>], z: &mut [Vector3<f64>]) {
+        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
+        let Some(h) = &mut self.hierarchy else {
+            // No hierarchy (a failed build): symmetric multicolour Gauss–Seidel alone.
+            z.fill(Vector3::zeros());
+            gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, true);
+            gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
+            return;
+        };
+        if h.transfers.is_empty() {
+            h.rhs.as_mut_slice().copy_from_slice(flat(r));
+            h.chol.solve_mut(&mut h.rhs);
+            flat_mut(z).copy_from_slice(h.rhs.as_slice());
+            for (zi, &f) in z.iter_mut().zip(fixed) {
+                if f {
+                    *zi = Vector3::zeros();
+                }
+            }
+            return;
+        }
+        // Finest level: pre-smooth, residual, restrict.
+        z.fill(Vector3::zeros());
+        gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, true);
+        a.mul_vec(z, &mut self.res0);
+        for ((ri, bi), &f) in self.res0.iter_mut().zip(r).zip(fixed) {
+            *ri = if f { Vector3::zeros() } else { bi - *ri };
+        }
+        h.transfers[0]
+            .r
+            .mul_vec(flat(&self.res0), &mut h.levels[0].b);
+        // Down the coarse levels.
+        let last = h.levels.len() - 1;
+        for l in 0..last {
+            let (lo, hi) = h.levels.split_at_mut(l + 1);
+            let lv = &mut lo[l];
+            lv.x.fill(0.0);
+            point_gauss_seidel(lv, true);
+            lv.a.mul_vec(&lv.x, &mut lv.res);
+            for (ri, bi) in lv.res.iter_mut().zip(&lv.b) {
+                *ri = bi - *ri;
+            }
+            h.transfers[l + 1].r.mul_vec(&lv.res, &mut hi[0].b);
+        }
+        // Coarsest: direct.
+        let lv = &mut h.levels[last];
+        h.rhs.as_mut_slice().copy_from_slice(&lv.b);
+        h.chol.solve_mut(&mut h.rhs);
+        lv.x.copy_from_slice(h.rhs.as_slice());
+        // Up: correct and post-smooth.
+        for l in (0..last).rev() {
+            let (lo, hi) = h.levels.split_at_mut(l + 1);
+            let lv = &mut lo[l];
+            h.transfers[l + 1].p.mul_vec_add(&hi[0].x, &mut lv.x);
+            point_gauss_seidel(lv, false);
+        }
+        h.transfers[0].p.mul_vec_add(&h.levels[0].x, flat_mut(z));
+        gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
+    }
+}
+
+#[cfg(test)]
+mod tests;

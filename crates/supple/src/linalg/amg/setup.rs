@@ -1,0 +1,341 @@
+//! Setup of the smoothed-aggregation hierarchy (Vaněk, Mandel & Brezina, *Algebraic
+//! multigrid by smoothed aggregation for second and fourth order elliptic problems*,
+//! Computing 56, 1996): strength graph, aggregation, tentative prolongator from the
+//! near-null space, prolongator smoothing and Galerkin coarse operators.
+//!
+//! For elasticity the near-null space is the six rigid-body modes (three translations, three
+//! infinitesimal rotations about the centroid), evaluated at every vertex (Vaněk, Brezina &
+//! Mandel, *Convergence of algebraic multigrid based on smoothed aggregation*, Numer. Math.
+//! 88, 2001, §3). Each aggregate gives six coarse dofs: the local modes are orthonormalized
+//! (`B_agg = Q R`, Q becomes the aggregate's columns of the tentative prolongator `T`, R the
+//! coarse near-null space), so coarse levels carry 6×6 blocks. A mode that is linearly
+//! dependent on an aggregate (e.g. the rotation about the line through a two-vertex
+//! aggregate) gives a zero column of `T`, hence a decoupled zero dof on the coarse level,
+//! which the smoothers skip and the coarsest solve pins to zero.
+
+use super::csr::Csr;
+use nalgebra::{DMatrix, Vector3};
+
+/// Columns of the near-null space (rigid-body modes).
+pub const MODES: usize = 6;
+
+/// Rows `3i..3i + 3` hold the six rigid-body modes at vertex `i`, row-major (`3n × 6`):
+/// translations `e_x, e_y, e_z` and rotations `e_k × (x_i − c)` about the centroid `c`.
+/// Without positions only the translations are set (the rotations are zero columns).
+pub fn rigid_body_modes(n: usize, positions: Option<&[Vector3<f64>]>) -> Vec<f64> {
+    let mut b = vec![0.0; 3 * n * MODES];
+    let c = positions.map_or_else(Vector3::zeros, |p| {
+        p.iter().sum::<Vector3<f64>>() / p.len().max(1) as f64
+    });
+    for i in 0..n {
+        for r in 0..3 {
+            b[(3 * i + r) * MODES + r] = 1.0;
+        }
+        if let Some(p) = positions {
+            let d = p[i] - c;
+            for k in 0..3 {
+                let u = Vector3::ith(k, 1.0).cross(&d);
+                for r in 0..3 {
+                    b[(3 * i + r) * MODES + 3 + k] = u[r];
+                }
+            }
+        }
+    }
+    b
+}
+
+/// One coarsening step: level `l`'s prolongator `P` and restriction `R = Pᵀ`.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    pub p: Csr,
+    pub r: Csr,
+}
+
+/// The strong neighbours of each node of `a` (nodes are `block` consecutive dofs), and which
+/// nodes are isolated (zero diagonal block: fixed vertices, or dropped coarse dofs).
+#[allow(clippy::needless_range_loop)] // node, row and block indices run together
+fn strength_graph(a: &Csr, block: usize, theta: f64) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
+    let nodes = a.n_rows / block;
+    let mut diag = vec![0.0; nodes];
+    let mut acc = vec![0.0; nodes];
+    let mut seen = vec![false; nodes];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut block_norms: Vec<Vec<(u32, f64)>> = Vec::with_capacity(nodes);
+    for i in 0..nodes {
+        touched.clear();
+        for row in block * i..block * (i + 1) {
+            for k in a.row(row) {
+                let j = a.idx[k] as usize / block;
+                if !seen[j] {
+                    seen[j] = true;
+                    touched.push(j);
+                }
+                acc[j] += a.val[k] * a.val[k];
+            }
+        }
+        touched.sort_unstable();
+        let mut row = Vec::with_capacity(touched.len());
+        for &j in &touched {
+            let norm = acc[j].sqrt();
+            acc[j] = 0.0;
+            seen[j] = false;
+            if j == i {
+                diag[i] = norm;
+            } else {
+                row.push((j as u32, norm));
+            }
+        }
+        block_norms.push(row);
+    }
+    let isolated: Vec<bool> = diag.iter().map(|&d| d == 0.0).collect();
+    let mut ptr = vec![0usize];
+    let mut idx = Vec::new();
+    for (i, row) in block_norms.iter().enumerate() {
+        if !isolated[i] {
+            for &(j, norm) in row {
+                let j = j as usize;
+                if !isolated[j] && norm * norm >= theta * theta * diag[i] * diag[j] {
+                    idx.push(j as u32);
+                }
+            }
+        }
+        ptr.push(idx.len());
+    }
+    (ptr, idx, isolated)
+}
+
+/// Vaněk et al.'s three-pass aggregation in node order: (1) a node whose strong neighbours
+/// are all free starts an aggregate with them; (2) every other node joins the aggregate of
+/// its first aggregated strong neighbour; (3) what is left forms aggregates with its free
+/// strong neighbours. Isolated nodes get no aggregate (`u32::MAX`).
+fn aggregate(ptr: &[usize], idx: &[u32], isolated: &[bool]) -> (Vec<u32>, usize) {
+    let n = isolated.len();
+    const FREE: u32 = u32::MAX;
+    let mut agg = vec![FREE; n];
+    let mut n_agg = 0u32;
+    let nb = |i: usize| idx[ptr[i]..ptr[i + 1]].iter().map(|&j| j as usize);
+    for i in 0..n {
+        if isolated[i] || agg[i] != FREE || nb(i).any(|j| agg[j] != FREE) {
+            continue;
+        }
+        agg[i] = n_agg;
+        nb(i).for_each(|j| agg[j] = n_agg);
+        n_agg += 1;
+    }
+    let first_pass = agg.clone();
+    for i in 0..n {
+        if !isolated[i] && agg[i] == FREE {
+            if let Some(j) = nb(i).find(|&j| first_pass[j] != FREE) {
+                agg[i] = first_pass[j];
+            }
+        }
+    }
+    for i in 0..n {
+        if isolated[i] || agg[i] != FREE {
+            continue;
+        }
+        agg[i] = n_agg;
+        for j in nb(i) {
+            if agg[j] == FREE {
+                agg[j] = n_agg;
+            }
+        }
+        n_agg += 1;
+    }
+    (agg, n_agg as usize)
+}
+
+/// The tentative prolongator `T` (dofs × 6·aggregates) and the coarse near-null space
+/// (6·aggregates × 6), by a modified Gram–Schmidt QR of each aggregate's modes.
+#[allow(clippy::needless_range_loop)] // the QR indexes Q's columns and R's rows together
+fn tentative(agg: &[u32], n_agg: usize, block: usize, b: &[f64]) -> (Csr, Vec<f64>) {
+    let n_dofs = agg.len() * block;
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_agg];
+    for (i, &g) in agg.iter().enumerate() {
+        if g != u32::MAX {
+            members[g as usize].push(i);
+        }
+    }
+    // Per dof: its (column, value) entries of T.
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_dofs];
+    let mut b_coarse = vec![0.0; n_agg * MODES * MODES];
+    for (g, nodes) in members.iter().enumerate() {
+        let dofs: Vec<usize> = nodes
+            .iter()
+            .flat_map(|&i| block * i..block * (i + 1))
+            .collect();
+        let mut q = DMatrix::<f64>::from_fn(dofs.len(), MODES, |r, c| b[dofs[r] * MODES + c]);
+        let mut rm = [[0.0; MODES]; MODES];
+        for c in 0..MODES {
+            let norm0 = q.column(c).norm();
+            for k in 0..c {
+                let qk = q.column(k).clone_owned();
+                let rkc = qk.dot(&q.column(c));
+                rm[k][c] = rkc;
+                q.column_mut(c).axpy(-rkc, &qk, 1.0);
+            }
+            let norm = q.column(c).norm();
+            if norm0 == 0.0 || norm <= 1e-10 * norm0 {
+                q.column_mut(c).fill(0.0);
+                rm[c].fill(0.0); // a dependent mode: a zero coarse dof
+            } else {
+                q.column_mut(c).scale_mut(1.0 / norm);
+                rm[c][c] = norm;
+            }
+        }
+        for (r, &d) in dofs.iter().enumerate() {
+            for c in 0..MODES {
+                if q[(r, c)] != 0.0 {
+                    rows[d].push(((g * MODES + c) as u32, q[(r, c)]));
+                }
+            }
+        }
+        for (k, row) in rm.iter().enumerate() {
+            for (c, &v) in row.iter().enumerate() {
+                b_coarse[(g * MODES + k) * MODES + c] = v;
+            }
+        }
+    }
+    let mut t = Csr {
+        n_rows: n_dofs,
+        n_cols: n_agg * MODES,
+        ptr: vec![0],
+        ..Default::default()
+    };
+    for row in rows {
+        for (j, v) in row {
+            t.idx.push(j);
+            t.val.push(v);
+        }
+        t.ptr.push(t.idx.len());
+    }
+    (t, b_coarse)
+}
+
+/// The block-diagonal inverse `D⁻¹` of `a` (blocks of `block` dofs) as a matrix. Zero dofs
+/// stay zero; a block that is not positive definite falls back to its inverted diagonal.
+pub fn block_diagonal_inverse(a: &Csr, block: usize) -> Csr {
+    let nodes = a.n_rows / block;
+    let mut out = Csr {
+        n_rows: a.n_rows,
+        n_cols: a.n_cols,
+        ptr: vec![0],
+        ..Default::default()
+    };
+    for i in 0..nodes {
+        let base = block * i;
+        let mut d = DMatrix::<f64>::zeros(block, block);
+        for r in 0..block {
+            for k in a.row(base + r) {
+                let j = a.idx[k] as usize;
+                if (base..base + block).contains(&j) {
+                    d[(r, j - base)] += a.val[k];
+                }
+            }
+        }
+        let zero: Vec<bool> = (0..block).map(|r| d[(r, r)] <= 0.0).collect();
+        for r in (0..block).filter(|&r| zero[r]) {
+            d.row_mut(r).fill(0.0);
+            d.column_mut(r).fill(0.0);
+            d[(r, r)] = 1.0;
+        }
+        let inv = d
+            .clone()
+            .cholesky()
+            .map(|c| c.inverse())
+            .unwrap_or_else(|| {
+                DMatrix::from_diagonal(&d.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
+            });
+        for r in 0..block {
+            for c in 0..block {
+                if !zero[r] && !zero[c] && inv[(r, c)] != 0.0 {
+                    out.idx.push((base + c) as u32);
+                    out.val.push(inv[(r, c)]);
+                }
+            }
+            out.ptr.push(out.idx.len());
+        }
+    }
+    out
+}
+
+/// An upper estimate of the spectral radius of `D⁻¹ A` by 20 power iterations from a fixed
+/// start vector (deterministic), times 1.1.
+fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
+    let n = a.n_rows;
+    let mut x: Vec<f64> = (0..n)
+        .map(|i| 1.0 + 0.37 * ((i * 7919) % 101) as f64 / 101.0)
+        .collect();
+    let (mut ax, mut y) = (vec![0.0; n], vec![0.0; n]);
+    let mut lambda = 0.0;
+    for _ in 0..20 {
+        let xn = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if xn == 0.0 {
+            break;
+        }
+        a.mul_vec(&x, &mut ax);
+        d_inv.mul_vec(&ax, &mut y);
+        let yn = y.iter().map(|v| v * v).sum::<f64>().sqrt();
+        lambda = yn / xn;
+        x.iter_mut()
+            .zip(&y)
+            .for_each(|(xi, yi)| *xi = yi / yn.max(f64::MIN_POSITIVE));
+    }
+    1.1 * lambda
+}
+
+/// One coarsening step of `a` (nodes of `block` dofs, near-null space `b`, `rows × 6`):
+/// the transfer, the coarse operator `Pᵀ A P` and the coarse near-null space, or None when nothing coarsens (no strong
+/// connection left, or the coarse level would not be smaller).
+pub fn coarsen(
+    a: &Csr,
+    block: usize,
+    b: &[f64],
+    theta: f64,
+    smoothed: bool,
+) -> Option<(Transfer, Csr, Vec<f64>)> {
+    let (ptr, idx, isolated) = strength_graph(a, block, theta);
+    let (agg, n_agg) = aggregate(&ptr, &idx, &isolated);
+    if n_agg == 0 || n_agg * MODES >= a.n_rows {
+        return None;
+    }
+    let (t, b_coarse) = tentative(&agg, n_agg, block, b);
+    // P = (I − ω D⁻¹ A) T with ω = 4 / (3 ρ(D⁻¹A)) (Vaněk et al. 1996, eq. 3.6).
+    let p = if smoothed {
+        let d_inv = block_diagonal_inverse(a, block);
+        let omega = 4.0 / (3.0 * spectral_radius(a, &d_inv).max(f64::MIN_POSITIVE));
+        t.add_scaled(-omega, &d_inv.mul(&a.mul(&t)))
+    } else {
+        t
+    };
+    let r = p.transpose();
+    let coarse = r.mul(&a.mul(&p));
+    Some((Transfer { p, r }, coarse, b_coarse))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tentative prolongator reproduces the near-null space exactly: `T B_c = B`.
+    #[test]
+    fn the_tentative_prolongator_interpolates_the_rigid_modes() {
+        let positions: Vec<_> = (0..12)
+            .map(|i| Vector3::new(i as f64 * 0.1, (i % 3) as f64 * 0.2, (i % 2) as f64 * 0.3))
+            .collect();
+        let b = rigid_body_modes(12, Some(&positions));
+        let agg: Vec<u32> = (0..12)
+            .map(|i| [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2][i])
+            .collect();
+        let (t, bc) = tentative(&agg, 3, 3, &b);
+        let bc = DMatrix::from_row_slice(18, MODES, &bc);
+        let tb = t.to_dense() * bc;
+        let b = DMatrix::from_row_slice(36, MODES, &b);
+        assert!((tb - b).norm() < 1e-12);
+        // Orthonormal columns.
+        let tt = t.to_dense().transpose() * t.to_dense();
+        let nonzero = tt.diagonal().iter().filter(|&&v| v > 0.5).count();
+        assert!((tt.clone() - DMatrix::from_diagonal(&tt.diagonal())).norm() < 1e-12);
+        assert!(nonzero >= 17, "{nonzero}");
+    }
+}

@@ -1,0 +1,64 @@
+//! Systems and vectors shared by the solver tests.
+
+use crate::fem::material::{build_model, CorotationalTangent, ModelKind};
+use crate::fem::{ElementSet, Lame, Mass, MassKind};
+use crate::linalg::BlockCsr;
+use crate::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
+use nalgebra::Vector3;
+
+/// The bar of `cells` (5-tet split) with cells of 1 / `cells[0]` m.
+pub fn bar_mesh(cells: [usize; 3]) -> TetMesh {
+    box_grid(&BoxGrid {
+        cells,
+        cell_size: Vector3::repeat(0.6 / cells[0] as f64),
+        origin: Vector3::zeros(),
+        split: TetSplit::Five,
+    })
+}
+
+/// A backward-Euler system matrix `M + h² K` (h = 10 ms, corotational tangent of a bent
+/// configuration, E = 1e5 Pa, ρ = 1000 kg/m³, consistent mass) of the bar of `cells`, and
+/// its number of vertices.
+pub fn bar_system(cells: [usize; 3]) -> (BlockCsr, usize) {
+    let mesh = bar_mesh(cells);
+    let es = ElementSet::new(&mesh);
+    let mut model = build_model(
+        ModelKind::corotational(CorotationalTangent::Rotated),
+        Lame::from_youngs_poisson(1e5, 0.33).unwrap(),
+        &mesh,
+        &es,
+    );
+    let x: Vec<_> = mesh
+        .positions
+        .iter()
+        .map(|p| p + Vector3::new(0.0, -0.3 * p.x * p.x, 0.0))
+        .collect();
+    model.update_frames(&es, &x);
+    let mut a = BlockCsr::zeros(es.pattern.clone());
+    model.add_tangent(&es, &x, 1e-4, &mut a);
+    Mass::new(&es, mesh.n_vertices(), 1000.0, MassKind::Consistent).add_to(&mut a, 1.0);
+    (a, mesh.n_vertices())
+}
+
+/// Pseudo-random vectors in [−1, 1)³ (a fixed LCG per `seed`), zero on fixed vertices.
+pub fn random_vectors(n: usize, seed: u64, fixed: &[bool]) -> Vec<Vector3<f64>> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    (0..n)
+        .map(|i| {
+            let v = Vector3::new(next(), next(), next());
+            if fixed[i] {
+                Vector3::zeros()
+            } else {
+                v
+            }
+        })
+        .collect()
+}
