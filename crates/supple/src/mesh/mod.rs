@@ -1,4 +1,5 @@
-//! Tetrahedral meshes: rest positions, tets, validation, boundary surface and generators.
+//! Tetrahedral meshes: rest positions, tets, validation, boundary surface, generators, and
+//! meshes of a surface's inside by isosurface stuffing ([`stuffing`]).
 //!
 //! Orientation convention (used everywhere in Supple): a tet `[a, b, c, d]` is positively
 //! oriented when `det[b − a, c − a, d − a] > 0`. Negative or zero-volume rest tets are
@@ -7,6 +8,7 @@
 mod boundary;
 mod generate;
 pub mod octasection;
+pub mod stuffing;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
 pub use generate::{box_grid, BoxGrid, TetSplit};
