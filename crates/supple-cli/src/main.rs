@@ -4,6 +4,7 @@ mod bench;
 mod budget;
 mod hauth_forces;
 mod interrupt;
+mod mesh;
 mod modes;
 mod order;
 mod pictures;
@@ -42,6 +43,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The lowest vibration modes of each body at rest (frequencies in Hz, shapes as VTU).
     Modes(modes::ModesArgs),
+    /// Fill a closed OBJ/STL surface with tetrahedra (isosurface stuffing) and write TetGen
+    /// or VTU, printing the dihedral angles, tet count and volume error.
+    Mesh(mesh::MeshArgs),
     /// Compare fill-reducing orderings on a grid or mesh (Zhuang & Canny Tables 1–2).
     Order(order::OrderArgs),
     /// Paper experiments that are not scenes (they write CSV and PNG files).
@@ -110,6 +114,7 @@ fn main() {
         Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Order(args) => order::order(args).map(|()| 0),
+        Command::Mesh(args) => mesh::mesh(args).map(|()| 0),
         Command::Modes(args) => modes::modes(args),
         Command::Experiment(Experiment::HauthForces(args)) => {
             hauth_forces::hauth_forces(args).map(|_| 0)

@@ -16,6 +16,7 @@
 mod gmsh;
 mod gmsh_binary;
 mod medit;
+pub mod surface;
 mod vtk_legacy;
 mod vtk_legacy_binary;
 

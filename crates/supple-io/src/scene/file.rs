@@ -212,6 +212,9 @@ pub(super) enum MeshSection {
         #[serde(default)]
         orient: Orient,
     },
+    /// A closed triangle surface (`.obj`, `.stl`) filled with tetrahedra by isosurface
+    /// stuffing at lattice `spacing` (scene units).
+    Surface { path: PathBuf, spacing: f64 },
     /// Any of the above, chosen by the file's extension.
     File {
         path: PathBuf,

@@ -30,6 +30,7 @@ pub(super) fn read(
         MeshSection::Vtk { path, orient } => (path, orient, Some(MeshFormat::VtkLegacy)),
         MeshSection::Medit { path, orient } => (path, orient, Some(MeshFormat::Medit)),
         MeshSection::File { path, orient } => (path, orient, None),
+        MeshSection::Surface { path, spacing } => return stuffed(&path, spacing, key, dir),
         MeshSection::Box { .. } => {
             return Err(BodyIssue::Invalid(format!(
                 "{key}.mesh: a box is generated, not read"
@@ -64,6 +65,44 @@ pub(super) fn read(
     Ok(MeshRead {
         mesh: m.mesh,
         regions: m.regions,
+        notes,
+    })
+}
+
+/// `mesh = { kind = "surface", path, spacing }`: the surface's inside, stuffed (Labelle &
+/// Shewchuk 2007), with its quality as a note.
+fn stuffed(path: &Path, spacing: f64, key: &str, dir: &Path) -> Result<MeshRead, BodyIssue> {
+    use supple::mesh::stuffing::{stuff, StuffingParams};
+    if !(spacing.is_finite() && spacing > 0.0) {
+        return Err(BodyIssue::Invalid(format!(
+            "{key}.mesh.spacing = {spacing}: must be a finite number > 0"
+        )));
+    }
+    let full = dir.join(path);
+    let surface = crate::import::surface::load_surface(&full)
+        .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?;
+    // The same bound as generated meshes: about 20 M lattice vertices (a few hundred MB).
+    let mut params = StuffingParams::new(spacing);
+    params.max_lattice_vertices = 20_000_000;
+    let out = stuff(&surface, &params)
+        .map_err(|e| BodyIssue::Invalid(format!("{key}.mesh (spacing = {spacing}): {e}")))?;
+    let file = path.display();
+    let mut notes = vec![format!(
+        "{key}.mesh: {file} stuffed at spacing {spacing}: {} tets, dihedral angles {:.1}°–{:.1}°, volume {:+.2}% against the surface",
+        out.mesh.n_tets(),
+        out.stats.min_dihedral_deg,
+        out.stats.max_dihedral_deg,
+        100.0 * (out.mesh.volume() - surface.volume()) / surface.volume()
+    )];
+    if surface.open_edges() > 0 {
+        notes.push(format!(
+            "{key}.mesh: {file}: the surface is not closed ({} edge(s) not shared by two triangles); inside is decided by ray parity",
+            surface.open_edges()
+        ));
+    }
+    Ok(MeshRead {
+        mesh: out.mesh,
+        regions: Vec::new(),
         notes,
     })
 }

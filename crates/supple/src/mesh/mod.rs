@@ -1,5 +1,6 @@
-//! Tetrahedral meshes: rest positions, tets, validation, boundary surface, generators and
-//! embedded surfaces ([`embed`]).
+//! Tetrahedral meshes: rest positions, tets, validation, boundary surface, generators,
+//! embedded surfaces ([`embed`]), and meshes of a surface's inside by isosurface stuffing
+//! ([`stuffing`]).
 //!
 //! Orientation convention (used everywhere in Supple): a tet `[a, b, c, d]` is positively
 //! oriented when `det[b − a, c − a, d − a] > 0`. Negative or zero-volume rest tets are
@@ -9,6 +10,7 @@ mod boundary;
 pub mod embed;
 mod generate;
 pub mod octasection;
+pub mod stuffing;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
 pub use embed::{EmbedError, Embedding};

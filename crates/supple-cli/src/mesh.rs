@@ -1,0 +1,88 @@
+//! `supple mesh SURFACE --spacing H --out NAME`: fill a closed OBJ/STL surface with tetrahedra
+//! by isosurface stuffing (Labelle & Shewchuk 2007; `supple::mesh::stuffing`) and write them as
+//! TetGen `.node/.ele` or VTU, printing the mesh's quality.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Instant;
+use supple::mesh::stuffing::{stuff, StuffingParams};
+use supple_io::import::surface::load_surface;
+use supple_io::tetgen::write_tetgen;
+use supple_io::vtu::{write_vtu, VtuFrame};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MeshFormatArg {
+    Tetgen,
+    Vtu,
+}
+
+#[derive(Args)]
+pub struct MeshArgs {
+    /// A closed triangle surface: `.obj` or `.stl`.
+    pub surface: PathBuf,
+    /// Lattice spacing (edge length of the lattice cubes), in the surface's units.
+    #[arg(long)]
+    pub spacing: f64,
+    /// Output name: `NAME.node` + `NAME.ele` (tetgen) or `NAME.vtu` (a `.vtu` suffix is kept).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value_t = MeshFormatArg::Tetgen)]
+    pub format: MeshFormatArg,
+    /// Refuse lattices with more vertices than this (memory: about 5 bytes per lattice vertex
+    /// plus the output).
+    #[arg(long, default_value_t = 200_000_000)]
+    pub max_lattice_vertices: usize,
+}
+
+pub fn mesh(args: MeshArgs) -> Result<()> {
+    let start = Instant::now();
+    let surface = load_surface(&args.surface)?;
+    if surface.open_edges() > 0 {
+        eprintln!(
+            "note: {}: the surface is not closed ({} edge(s) not shared by exactly two triangles); inside is decided by ray parity and may be wrong near holes",
+            args.surface.display(),
+            surface.open_edges()
+        );
+    }
+    let mut params = StuffingParams::new(args.spacing);
+    params.max_lattice_vertices = args.max_lattice_vertices;
+    let out = stuff(&surface, &params).with_context(|| {
+        format!(
+            "{}: stuffing at spacing {}",
+            args.surface.display(),
+            args.spacing
+        )
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    let mesh = &out.mesh;
+    match args.format {
+        MeshFormatArg::Tetgen => write_tetgen(&args.out, mesh)?,
+        MeshFormatArg::Vtu => {
+            let path = if args.out.extension().is_some_and(|e| e == "vtu") {
+                args.out.clone()
+            } else {
+                args.out.with_extension("vtu")
+            };
+            write_vtu(&path, &VtuFrame::new(&mesh.positions, &mesh.tets))?
+        }
+    }
+    let (vs, vm) = (surface.volume(), mesh.volume());
+    println!(
+        "{}: {} triangles, spacing {}: {} vertices, {} tets; dihedral angles {:.2}°–{:.2}°; volume {:.6e} against {:.6e} enclosed by the surface ({:+.3}%); {} lattice vertices, {} warped; {:.2} s",
+        args.surface.display(),
+        surface.n_triangles(),
+        args.spacing,
+        mesh.n_vertices(),
+        mesh.n_tets(),
+        out.stats.min_dihedral_deg,
+        out.stats.max_dihedral_deg,
+        vm,
+        vs,
+        100.0 * (vm - vs) / vs,
+        out.stats.lattice_vertices,
+        out.stats.warped_vertices,
+        seconds
+    );
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! `supple mesh`: a surface stuffed into tets, written as TetGen and VTU and read back; bad
+//! input refused with status 1.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn supple() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_supple"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("supple-mesh-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn the_bunny_is_stuffed_into_valid_tetgen_and_vtu_files() {
+    let dir = temp_dir("bunny");
+    let obj = repo().join("scenes/meshes/bunny.obj");
+    let out = supple()
+        .args(["mesh", obj.to_str().unwrap(), "--spacing", "1.2", "--out"])
+        .arg(dir.join("bunny"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(line.contains("tets; dihedral angles"), "{line}");
+    let mesh = supple_io::tetgen::read_tetgen(&dir.join("bunny")).unwrap();
+    mesh.validate().unwrap();
+    assert!(line.contains(&format!("{} tets", mesh.n_tets())), "{line}");
+    let (lo, hi) = supple::mesh::octasection::dihedral_range_deg(&mesh);
+    assert!(lo >= 10.7 && hi <= 164.9, "{lo}–{hi}");
+
+    let out = supple()
+        .args([
+            "mesh",
+            obj.to_str().unwrap(),
+            "--spacing",
+            "1.2",
+            "--format",
+            "vtu",
+            "--out",
+        ])
+        .arg(dir.join("bunny"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let vtu = supple_io::import::read_mesh(
+        &dir.join("bunny.vtu"),
+        None,
+        supple_io::import::Orient::Check,
+    )
+    .unwrap();
+    assert_eq!(vtu.mesh.tets, mesh.tets);
+}
+
+#[test]
+fn bad_surfaces_and_spacings_are_refused() {
+    let dir = temp_dir("bad");
+    let open = dir.join("open.obj");
+    std::fs::write(&open, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n").unwrap();
+    let out = supple()
+        .args([
+            "mesh",
+            open.to_str().unwrap(),
+            "--spacing",
+            "0.1",
+            "--out",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("open.obj:4: vertex index 4 is out of range"),
+        "{err}"
+    );
+
+    let obj = repo().join("scenes/meshes/bunny.obj");
+    for spacing in [
+        "--spacing=0",
+        "--spacing=-1",
+        "--spacing=1e-6",
+        "--spacing=nan",
+    ] {
+        let out = supple()
+            .args(["mesh", obj.to_str().unwrap(), spacing, "--out"])
+            .arg(dir.join("b"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "spacing {spacing}");
+    }
+    let out = supple().args(["mesh", "--spacing", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(64));
+}
