@@ -359,3 +359,40 @@ fn point_spring_force_and_matrix_match_finite_differences() {
         }
     }
 }
+
+/// External forces act for the next step only: their impulse `h Σ f` is the momentum they
+/// give (backward Euler conserves momentum otherwise), and bad input is refused.
+#[test]
+fn applied_forces_act_for_one_step() {
+    let mesh = cube(2, 0.05, Vector3::zeros());
+    let body = Body::new(BodyDesc::new("cube", mesh, COROT, 1e5, 0.3, 1000.0)).unwrap();
+    let n = body.n_vertices() as u32;
+    let h = 0.01;
+    let mut w = World::new(vec![body], Vector3::zeros(), h, linearized()).unwrap();
+    let vertices: Vec<u32> = (0..n).step_by(3).collect();
+    let forces: Vec<Vector3<f64>> = vertices
+        .iter()
+        .map(|&i| Vector3::new(1.0, 0.5 * i as f64, -2.0))
+        .collect();
+    let total: Vector3<f64> = forces.iter().sum();
+    w.apply_forces(0, &vertices, &forces).unwrap();
+    w.step().unwrap();
+    let p1 = w.bodies[0].momentum();
+    assert!(
+        (p1 - h * total).norm() < 1e-8 * (h * total).norm(),
+        "{p1:?} vs {:?}",
+        h * total
+    );
+    w.step().unwrap();
+    let p2 = w.bodies[0].momentum();
+    assert!(
+        (p2 - p1).norm() < 1e-8 * p1.norm(),
+        "the force acted again: {p2:?}"
+    );
+    assert!(w.apply_forces(0, &[0, 1], &[Vector3::zeros()]).is_err());
+    assert!(w.apply_forces(0, &[n], &[Vector3::zeros()]).is_err());
+    assert!(w.apply_forces(1, &[0], &[Vector3::zeros()]).is_err());
+    assert!(w
+        .apply_forces(0, &[0], &[Vector3::new(f64::NAN, 0.0, 0.0)])
+        .is_err());
+}

@@ -156,7 +156,10 @@ impl Integrator for LinearizedBackwardEuler {
         if self.fallback.is_some() {
             self.x_start.copy_from_slice(&body.x);
             self.v_start.copy_from_slice(&body.v);
-            e_start = total_energy(body, h, gravity, &mut self.scratch);
+            // Springs to moving targets and external forces do work the check cannot count.
+            if !inputs.has_springs() && inputs.external.is_none() {
+                e_start = total_energy(body, h, gravity, &mut self.scratch);
+            }
         }
         // f(x) without the damping forces, which act at v⁺ through the matrix; a point
         // spring's damping toward its moving target keeps its constant part `d ṗ` here.

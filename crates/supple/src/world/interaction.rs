@@ -74,11 +74,11 @@ pub enum InteractionError {
         value: f64,
         reason: &'static str,
     },
-    #[error("the grab point has a non-finite coordinate")]
+    #[error("a point, target or force has a non-finite coordinate")]
     NonFinite,
     #[error("no grab {0:?} (released, or never made)")]
     UnknownGrab(GrabId),
-    #[error("grab: vertex {vertex} is out of range (body `{body}` has {n_vertices})")]
+    #[error("vertex {vertex} is out of range (body `{body}` has {n_vertices})")]
     Vertex {
         body: String,
         vertex: u32,
@@ -86,6 +86,8 @@ pub enum InteractionError {
     },
     #[error("grab: barycentric weights must be finite and sum to 1")]
     Weights,
+    #[error("apply_forces: {vertices} vertices but {forces} forces")]
+    Forces { vertices: usize, forces: usize },
 }
 
 /// A live grab.
@@ -244,6 +246,42 @@ impl World {
         Ok(())
     }
 
+    /// Adds external forces (N) on vertices of body `body` for the next step only (they
+    /// enter the implicit solve as dead loads; calls before one step add up).
+    pub fn apply_forces(
+        &mut self,
+        body: usize,
+        vertices: &[u32],
+        forces: &[Vector3<f64>],
+    ) -> Result<(), WorldError> {
+        let b = self.body_index(body)?;
+        let n = b.n_vertices();
+        if vertices.len() != forces.len() {
+            return Err(InteractionError::Forces {
+                vertices: vertices.len(),
+                forces: forces.len(),
+            }
+            .into());
+        }
+        if let Some(&vertex) = vertices.iter().find(|&&v| v as usize >= n) {
+            return Err(InteractionError::Vertex {
+                body: b.name.clone(),
+                vertex,
+                n_vertices: n,
+            }
+            .into());
+        }
+        if !forces.iter().all(|f| f.iter().all(|c| c.is_finite())) {
+            return Err(InteractionError::NonFinite.into());
+        }
+        let input = &mut self.inputs[body];
+        for (&v, f) in vertices.iter().zip(forces) {
+            input.external[v as usize] += f;
+        }
+        input.has_external = true;
+        Ok(())
+    }
+
     /// The live grabs.
     pub fn grabs(&self) -> &[Grab] {
         &self.interaction.grabs
@@ -368,6 +406,13 @@ impl World {
             let body = &self.bodies[g.body];
             g.force = g.spring(t0, dt, t0 + dt).force(&body.x, &body.v);
             g.start_target = g.target;
+        }
+        // External forces act for one step.
+        for input in &mut self.inputs {
+            if input.has_external {
+                input.external.fill(Vector3::zeros());
+                input.has_external = false;
+            }
         }
     }
 }

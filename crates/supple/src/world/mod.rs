@@ -1,6 +1,7 @@
 //! The world: bodies, gravity, the integrator, contact, interaction and the clock.
 //! [`World::step`] is the one place that orders the phases of a step: the step inputs of each
-//! body (its held vertices, grab springs, external forces: [`BodyInputs`]), contact's
+//! body (its held vertices, grab springs, external forces from
+//! [`World::apply_forces`]: [`BodyInputs`]), contact's
 //! start-of-step bookkeeping (contact-spring anchors), each body's integrator step, then the
 //! contact phase (obstacles, surface collisions), then the checks; a step that fails them is
 //! retried from its start with half the step ([`StepControl`], in `control.rs`).
