@@ -7,12 +7,14 @@
 //! **refused** (never silently flipped), with the element index in the error.
 
 mod boundary;
+mod closest;
 pub mod embed;
 mod generate;
 pub mod octasection;
 pub mod stuffing;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
+pub use closest::closest_on_triangle;
 pub use embed::{EmbedError, Embedding};
 pub use generate::{box_grid, BoxGrid, TetSplit};
 pub use octasection::{octasect, Hierarchy, Octasection};

@@ -20,7 +20,7 @@ mod grid;
 #[cfg(test)]
 mod tests;
 
-use super::{MeshError, TetMesh};
+use super::{closest_on_triangle, MeshError, TetMesh};
 use grid::TetGrid;
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
@@ -215,7 +215,7 @@ impl RestTet {
         FACES
             .iter()
             .map(|f| {
-                (closest_on_triangle(q, &self.p[f[0]], &self.p[f[1]], &self.p[f[2]]) - q).norm()
+                (closest_on_triangle(q, &self.p[f[0]], &self.p[f[1]], &self.p[f[2]]).0 - q).norm()
             })
             .fold(f64::INFINITY, f64::min)
     }
@@ -278,42 +278,4 @@ fn bind(
         weights: rest[best_t as usize].barycentric(q),
         distance: best_d,
     }
-}
-
-/// The point of triangle `abc` closest to `p` (Ericson, Real-Time Collision Detection §5.1.5).
-fn closest_on_triangle(
-    p: &Vector3<f64>,
-    a: &Vector3<f64>,
-    b: &Vector3<f64>,
-    c: &Vector3<f64>,
-) -> Vector3<f64> {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return *a;
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return *b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return *c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
 }

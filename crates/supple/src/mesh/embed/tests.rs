@@ -224,7 +224,7 @@ fn closest_point_on_a_triangle_matches_sampling() {
     let mut rng = Rng(29);
     for _ in 0..200 {
         let p = (rng.vector() - Vector3::repeat(0.3)) * 3.0;
-        let q = closest_on_triangle(&p, &a, &b, &c);
+        let q = closest_on_triangle(&p, &a, &b, &c).0;
         let d = (q - p).norm();
         let n = 60;
         for i in 0..=n {

@@ -339,45 +339,9 @@ fn box_distance2(lo: &Vector3<f64>, hi: &Vector3<f64>, p: &Vector3<f64>) -> f64 
         .sum()
 }
 
-/// Closest point to `p` on triangle `t` (Ericson, Real-Time Collision Detection §5.1.5).
+/// Closest point to `p` on triangle `t` ([`crate::mesh::closest_on_triangle`]).
 fn closest_on_triangle(p: &Vector3<f64>, t: &[Vector3<f64>; 3]) -> Vector3<f64> {
-    let [a, b, c] = t;
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return *a;
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return *b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return *c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = va + vb + vc;
-    if denom == 0.0 {
-        // Degenerate (zero-area) triangle: nearest of its vertices.
-        return *[a, b, c]
-            .into_iter()
-            .min_by(|x, y| (*x - p).norm_squared().total_cmp(&(*y - p).norm_squared()))
-            .expect("three vertices");
-    }
-    a + ab * (vb / denom) + ac * (vc / denom)
+    crate::mesh::closest_on_triangle(p, &t[0], &t[1], &t[2]).0
 }
 
 #[cfg(test)]
