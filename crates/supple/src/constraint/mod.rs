@@ -21,10 +21,12 @@
 //! torque about a point `p` is `Σ (x_i − p) × R_i`. In a dynamic step this leaves out the
 //! held vertices' inertia (exact for vertices at rest under a lumped mass).
 
+pub mod exact;
 mod keyframes;
 mod motion;
 mod projector;
 
+pub use exact::{BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings};
 pub use keyframes::{Interpolation, Keyframes};
 pub use motion::Motion;
 

@@ -7,6 +7,7 @@
 //! integrator, `SetExternalForces`). [`super::System`] turns them into forces and matrix terms,
 //! so every integrator sees them the same way.
 
+use crate::constraint::ExactConstraint;
 use crate::linalg::BlockCsr;
 use nalgebra::{Matrix3, Vector3};
 
@@ -159,6 +160,12 @@ pub struct StepInputs<'a> {
     pub springs: &'a [PointSpring],
     /// External forces per vertex for this step, if any.
     pub external: Option<&'a [Vector3<f64>]>,
+    /// Exact constraints on this body alone (their points' body index is 0), for
+    /// integrators that hold them inside the step (RKF45, at the acceleration level); the
+    /// world projects every exact constraint after the step in any case.
+    pub exact: &'a [ExactConstraint],
+    /// Time at the step's start (s).
+    pub time: f64,
 }
 
 impl<'a> StepInputs<'a> {
@@ -169,6 +176,8 @@ impl<'a> StepInputs<'a> {
             anchors: None,
             springs: &[],
             external: None,
+            exact: &[],
+            time: 0.0,
         }
     }
 
@@ -201,6 +210,11 @@ pub struct BodyInputs {
     pub external: Vec<Vector3<f64>>,
     /// True when `external` holds forces for the next step.
     pub has_external: bool,
+    /// Exact constraints on this body alone, re-indexed to body 0 (see
+    /// [`StepInputs::exact`]); rebuilt when the world's constraints change.
+    pub exact: Vec<ExactConstraint>,
+    /// Time at the step's start (s).
+    pub time: f64,
 }
 
 impl BodyInputs {
@@ -212,6 +226,8 @@ impl BodyInputs {
             springs: Vec::new(),
             external: vec![Vector3::zeros(); n],
             has_external: false,
+            exact: Vec::new(),
+            time: 0.0,
         }
     }
 
@@ -222,6 +238,8 @@ impl BodyInputs {
             anchors: self.anchors.enabled().then_some(&self.anchors),
             springs: &self.springs,
             external: self.has_external.then_some(self.external.as_slice()),
+            exact: &self.exact,
+            time: self.time,
         }
     }
 }

@@ -27,6 +27,13 @@
 //! the Courant bound. A step below `dt · 1e-12` is accepted whatever its error (so a step
 //! always ends; the world's divergence check reports a state that went bad).
 //!
+//! **Exact constraints** (§3.2–3.3): the step's exact constraints on this body
+//! ([`StepInputs::exact`]) enter every stage at the acceleration level, eq. 6–8 with
+//! `G = Nᵀ`: `a ← a + W Nᵀ λ`, `(N W Nᵀ) λ = −(N a + ψ)`
+//! ([`Projector::project_accelerations`]), with `W` the inverse lumped mass (also for a
+//! consistent mass: the multiplier is then that of the lumped metric, which still gives
+//! `Φ̈ = 0` exactly); the world's projection after the step removes the drift.
+//!
 //! With `substeps = n > 0` the integrator takes `n` equal steps per world step and no error
 //! control (Fehlberg's 4th-order solution with a fixed step, for order studies).
 
@@ -35,6 +42,7 @@ use super::system::{zero_fixed, System};
 use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
 use crate::body::Body;
 use crate::clock::Instant;
+use crate::constraint::exact::{ProjectedBody, Projector};
 use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
@@ -124,6 +132,11 @@ pub struct Rkf45 {
     vs: Vec<Vector3<f64>>,
     force: Vec<Vector3<f64>>,
     partials: Vec<f64>,
+    /// Exact constraints: the projection's scratch, `1/m_i` of the lumped mass (0 on held
+    /// vertices), and the time of the current substep's start within the world step.
+    projector: Projector,
+    inv_w: Vec<f64>,
+    t_rel: f64,
 }
 
 impl Rkf45 {
@@ -176,6 +189,9 @@ impl Rkf45 {
             vs: zeros.clone(),
             force: zeros,
             partials: vec![0.0; par::n_chunks(n)],
+            projector: Projector::default(),
+            inv_w: vec![0.0; n],
+            t_rel: 0.0,
         })
     }
 
@@ -240,7 +256,7 @@ impl Rkf45 {
             &mut self.force,
         );
         let out = &mut self.kv[s];
-        match &mut self.mass {
+        let solved = match &mut self.mass {
             MassSolve::Lumped(inv) => {
                 let (f, inv, fixed) = (&self.force, &*inv, &self.fixed);
                 par::for_each_mut(out, |i, o| {
@@ -262,7 +278,20 @@ impl Rkf45 {
                 *factored = true;
                 stats.converged
             }
+        };
+        if !solved || inputs.exact.is_empty() {
+            return solved;
         }
+        let c: f64 = A[s].iter().sum();
+        let t = inputs.time + self.t_rel + c * h;
+        let mut view = ProjectedBody {
+            x: &mut self.xs,
+            v: &mut self.vs,
+            inv_mass: &self.inv_w,
+        };
+        (self.projector)
+            .project_accelerations(inputs.exact, &mut view, &mut self.kv[s], t)
+            .is_ok()
     }
 
     /// One trial step of size `h` from `(x, v)`: the stages, then the scaled error norm
@@ -352,6 +381,13 @@ impl Integrator for Rkf45 {
         self.x.copy_from_slice(&body.x);
         self.v.copy_from_slice(&body.v);
         zero_fixed(&self.fixed, &mut self.v);
+        if !inputs.exact.is_empty() {
+            let (w, fixed) = (&mut self.inv_w, &self.fixed);
+            for ((w, &m), &held) in w.iter_mut().zip(&body.mass.lumped).zip(fixed) {
+                *w = if held || m <= 0.0 { 0.0 } else { 1.0 / m };
+            }
+        }
+        self.t_rel = 0.0;
         if self.settings.substeps > 0 {
             let n = self.settings.substeps as usize;
             let h = dt / n as f64;
@@ -361,6 +397,7 @@ impl Integrator for Rkf45 {
                 }
                 std::mem::swap(&mut self.x, &mut self.xs);
                 std::mem::swap(&mut self.v, &mut self.vs);
+                self.t_rel += h;
             }
             self.accepted += n;
             stats.substeps = n;
@@ -397,6 +434,7 @@ impl Integrator for Rkf45 {
                     std::mem::swap(&mut self.x, &mut self.xs);
                     std::mem::swap(&mut self.v, &mut self.vs);
                     t = if clamped { dt } else { t + h_try };
+                    self.t_rel = t;
                     self.accepted += 1;
                     stats.substeps += 1;
                     let grow = if after_reject { fac.min(1.0) } else { fac };

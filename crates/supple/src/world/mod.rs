@@ -3,7 +3,8 @@
 //! body (its held vertices, grab springs, external forces from
 //! [`World::apply_forces`]: [`BodyInputs`]), contact's
 //! start-of-step bookkeeping (contact-spring anchors), each body's integrator step, then the
-//! contact phase (obstacles, surface collisions), then the checks; a step that fails them is
+//! contact phase (obstacles, surface collisions), then the projection onto the exact
+//! constraints ([`World::constrain`]), then the checks; a step that fails them is
 //! retried from its start with half the step ([`StepControl`], in `control.rs`).
 //!
 //! Bodies are plain data: nothing a phase decides for one step (a contact hold, a grab, a
@@ -12,9 +13,11 @@
 
 use crate::body::Body;
 mod control;
+mod exact;
 mod interaction;
 
 pub use control::{RunTotals, StepControl, StepReport};
+pub use exact::ConstraintId;
 pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
 
 use crate::contact::{Contact, ContactError, ContactSettings, ContactStats, Response};
@@ -37,6 +40,10 @@ pub enum WorldError {
     Contact(#[from] ContactError),
     #[error(transparent)]
     Interaction(#[from] InteractionError),
+    #[error("exact constraint: {0}")]
+    Exact(crate::constraint::ExactError),
+    #[error("no exact constraint {0:?} (released, or never made)")]
+    UnknownConstraint(ConstraintId),
     #[error("step_control.{key} = {value}: {reason}")]
     StepControl {
         key: &'static str,
@@ -76,6 +83,8 @@ pub struct World {
     inputs: Vec<BodyInputs>,
     /// Grabs (see [`World::grab`]).
     interaction: interaction::Interaction,
+    /// Exact constraints (see [`World::constrain`]).
+    exact: exact::Exact,
 }
 
 impl World {
@@ -121,6 +130,7 @@ impl World {
             snapshots,
             inputs,
             interaction: Default::default(),
+            exact: Default::default(),
         })
     }
 
@@ -164,6 +174,7 @@ impl World {
             *s = StepStats::default();
         }
         self.begin_interaction(t0);
+        self.release_due_constraints(t0);
         let result = self.advance(t0, self.dt, 0);
         self.end_interaction();
         self.steps += 1;
@@ -255,6 +266,7 @@ impl World {
             // The step's inputs: the held set at the step's end, the grab springs.
             body.set_time(t0 + h);
             input.fixed.copy_from_slice(&body.fixed);
+            input.time = t0;
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
             let mut stats = integrator
@@ -287,6 +299,8 @@ impl World {
         if let Some(contact) = &mut self.contact {
             contact.end_step(&mut self.bodies, t0, h);
         }
+        self.project_constraints(t0 + h, h)
+            .map_err(|(b, reason)| Failure::Hard(b, reason))?;
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

@@ -1,0 +1,252 @@
+//! The world's exact constraints (Liesenfeld & Stolfi §3.2–3.3; the projection itself is in
+//! [`crate::constraint::exact`]): added, released and reported here, projected after the
+//! contact phase of every try at a step, so that they have the last word on the state the
+//! checks see.
+
+use super::{World, WorldError};
+use crate::constraint::exact::{ProjectedBody, Projection, Projector};
+use crate::constraint::{BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings};
+use crate::mesh::Embedding;
+use nalgebra::Vector3;
+
+/// Names an exact constraint of a [`World`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConstraintId(pub u64);
+
+/// The world's exact constraints and the projection's scratch.
+#[derive(Debug, Default)]
+pub(super) struct Exact {
+    ids: Vec<ConstraintId>,
+    constraints: Vec<ExactConstraint>,
+    /// Each constraint's force on its (first) point over the last step (N).
+    forces: Vec<Vector3<f64>>,
+    settings: ExactSettings,
+    projector: Projector,
+    /// Per body, `1/m_i` (0 on held or massless vertices), refreshed per try.
+    inv_mass: Vec<Vec<f64>>,
+    last: Projection,
+    next: u64,
+}
+
+/// `1e-9 dt`: a release within this of a step's end counts as at it.
+const TIME_SLACK: f64 = 1e-9;
+
+impl World {
+    /// Adds an exact constraint (see [`crate::constraint::exact`]); it is met from the end of
+    /// the next step on (a point not on its constraint now is pulled onto it in that step).
+    pub fn constrain(&mut self, c: ExactConstraint) -> Result<ConstraintId, WorldError> {
+        let c = self.checked(c).map_err(WorldError::Exact)?;
+        let exact = &mut self.exact;
+        exact.next += 1;
+        let id = ConstraintId(exact.next);
+        exact.ids.push(id);
+        exact.constraints.push(c);
+        exact.forces.push(Vector3::zeros());
+        self.refresh_step_constraints();
+        Ok(id)
+    }
+
+    /// The material point of body `body` at rest position `rest` (in the rest tet that holds
+    /// it, else the nearest), for building constraints.
+    pub fn material_point(&self, body: usize, rest: Vector3<f64>) -> Result<BodyPoint, WorldError> {
+        let b = self
+            .bodies
+            .get(body)
+            .ok_or(WorldError::Exact(ExactError::NoBody {
+                body,
+                n_bodies: self.bodies.len(),
+            }))?;
+        if !rest.iter().all(|c| c.is_finite()) {
+            return Err(WorldError::Exact(ExactError::NonFinite("point")));
+        }
+        let embedding = Embedding::new(&b.mesh, &[rest])
+            .map_err(|_| WorldError::Exact(ExactError::NonFinite("point")))?;
+        let tet = b.mesh.tets[embedding.tet(0)];
+        Ok(BodyPoint {
+            body,
+            vertices: tet,
+            w: embedding.weights(0),
+        })
+    }
+
+    /// Removes an exact constraint.
+    pub fn release_constraint(&mut self, id: ConstraintId) -> Result<(), WorldError> {
+        let exact = &mut self.exact;
+        let i =
+            (exact.ids.iter().position(|&c| c == id)).ok_or(WorldError::UnknownConstraint(id))?;
+        exact.ids.remove(i);
+        exact.constraints.remove(i);
+        exact.forces.remove(i);
+        self.refresh_step_constraints();
+        Ok(())
+    }
+
+    /// The live exact constraints.
+    pub fn exact_constraints(&self) -> impl Iterator<Item = (ConstraintId, &ExactConstraint)> {
+        self.exact.ids.iter().copied().zip(&self.exact.constraints)
+    }
+
+    /// The force constraint `id` exerted on its (first) point over the last step, `Nᵀλ/h`
+    /// (N); a link exerts the opposite on its second point.
+    pub fn constraint_force(&self, id: ConstraintId) -> Option<Vector3<f64>> {
+        let i = self.exact.ids.iter().position(|&c| c == id)?;
+        Some(self.exact.forces[i])
+    }
+
+    /// `max |Φ_r|` over the exact constraints at the end of the last step (m; 0 without any).
+    pub fn constraint_residual(&self) -> f64 {
+        self.exact.last.residual
+    }
+
+    /// Gauss–Newton iterations of the last step's position projection.
+    pub fn constraint_iterations(&self) -> usize {
+        self.exact.last.iterations
+    }
+
+    /// Replaces the projection's settings.
+    pub fn with_exact_settings(mut self, settings: ExactSettings) -> Result<Self, WorldError> {
+        if !(settings.tolerance > 0.0 && settings.tolerance.is_finite()) {
+            return Err(WorldError::Exact(ExactError::NonFinite("tolerance")));
+        }
+        self.exact.settings = settings;
+        Ok(self)
+    }
+
+    /// Drops the constraints released by `t` (before a world step that ends after it).
+    pub(super) fn release_due_constraints(&mut self, t: f64) {
+        let slack = TIME_SLACK * self.dt;
+        let exact = &mut self.exact;
+        let n = exact.constraints.len();
+        let mut i = 0;
+        while i < exact.constraints.len() {
+            if exact.constraints[i].release.is_some_and(|r| r <= t + slack) {
+                exact.ids.remove(i);
+                exact.constraints.remove(i);
+                exact.forces.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if exact.constraints.len() != n {
+            self.refresh_step_constraints();
+        }
+    }
+
+    /// Hands each body's integrator the exact constraints on that body alone, re-indexed to
+    /// body 0 ([`crate::time::StepInputs::exact`]).
+    fn refresh_step_constraints(&mut self) {
+        for (b, input) in self.inputs.iter_mut().enumerate() {
+            input.exact.clear();
+            for c in &self.exact.constraints {
+                if c.points().all(|p| p.body == b) {
+                    let mut c = c.clone();
+                    c.point.body = 0;
+                    if let ExactKind::Link { other } = &mut c.kind {
+                        other.body = 0;
+                    }
+                    input.exact.push(c);
+                }
+            }
+        }
+    }
+
+    /// Projects the bodies onto the exact constraints at `t` after a try of length `h`.
+    /// On failure returns the first constrained body and the reason.
+    pub(super) fn project_constraints(&mut self, t: f64, h: f64) -> Result<(), (usize, String)> {
+        let exact = &mut self.exact;
+        if exact.constraints.is_empty() {
+            exact.last = Projection::default();
+            return Ok(());
+        }
+        exact.inv_mass.resize_with(self.bodies.len(), Vec::new);
+        for (w, b) in exact.inv_mass.iter_mut().zip(&self.bodies) {
+            w.clear();
+            w.extend((b.mass.lumped.iter().zip(&b.fixed)).map(|(&m, &held)| {
+                if held || m <= 0.0 {
+                    0.0
+                } else {
+                    1.0 / m
+                }
+            }));
+        }
+        let mut views: Vec<ProjectedBody> = (self.bodies.iter_mut())
+            .zip(&exact.inv_mass)
+            .map(|(b, w)| ProjectedBody {
+                x: &mut b.x,
+                v: &mut b.v,
+                inv_mass: w,
+            })
+            .collect();
+        let result = exact.projector.project(
+            &exact.constraints,
+            &mut views,
+            t,
+            h,
+            &exact.settings,
+            &mut exact.forces,
+        );
+        match result {
+            Ok(p) => {
+                exact.last = p;
+                Ok(())
+            }
+            Err(e) => Err((exact.constraints[0].point.body, e.to_string())),
+        }
+    }
+
+    /// Validates a constraint against the bodies and normalizes a plane's normal.
+    fn checked(&self, mut c: ExactConstraint) -> Result<ExactConstraint, ExactError> {
+        for p in c.points() {
+            let b = self.bodies.get(p.body).ok_or(ExactError::NoBody {
+                body: p.body,
+                n_bodies: self.bodies.len(),
+            })?;
+            let n = b.n_vertices();
+            let sum: f64 = p.w.iter().sum();
+            if !p.w.iter().all(|w| w.is_finite()) || (sum - 1.0).abs() > 1e-9 {
+                return Err(ExactError::Weights);
+            }
+            for k in 0..4 {
+                if p.vertices[k] as usize >= n {
+                    return Err(ExactError::Vertex {
+                        body: p.body,
+                        vertex: p.vertices[k],
+                        n_vertices: n,
+                    });
+                }
+            }
+        }
+        if let Some(r) = c.release {
+            if !r.is_finite() {
+                return Err(ExactError::NonFinite("release"));
+            }
+        }
+        match &mut c.kind {
+            ExactKind::Point { .. } => {}
+            ExactKind::Plane { origin, normal } => {
+                if !(origin.iter().chain(normal.iter())).all(|v| v.is_finite()) {
+                    return Err(ExactError::NonFinite("plane"));
+                }
+                let n = normal.norm();
+                if n.is_nan() || n <= 0.0 {
+                    return Err(ExactError::Normal);
+                }
+                *normal /= n;
+            }
+            ExactKind::Sphere { center, radius } => {
+                if !center.iter().all(|v| v.is_finite()) {
+                    return Err(ExactError::NonFinite("sphere centre"));
+                }
+                if !(*radius > 0.0 && radius.is_finite()) {
+                    return Err(ExactError::Radius(*radius));
+                }
+            }
+            ExactKind::Link { other } => {
+                if *other == c.point {
+                    return Err(ExactError::SelfLink);
+                }
+            }
+        }
+        Ok(c)
+    }
+}
