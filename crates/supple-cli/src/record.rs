@@ -94,6 +94,10 @@ pub struct Recorder {
     pub wall_ms: Vec<f64>,
     /// Scripted grabs by name: their spring force on the body is a metrics column.
     grabs: Vec<(String, supple::world::GrabId)>,
+    /// Exact constraints by name: their force is a metrics column; the largest residual
+    /// after any step goes to the summary.
+    exact: Vec<(String, supple::world::ConstraintId)>,
+    constraint_residual_max: f64,
     csv: std::io::BufWriter<std::fs::File>,
 }
 
@@ -102,6 +106,7 @@ impl Recorder {
         world: &mut World,
         probes: &[Probe],
         grabs: &[(String, supple::world::GrabId)],
+        exact: &[(String, supple::world::ConstraintId)],
         csv: std::fs::File,
     ) -> std::io::Result<Self> {
         let static_run = world.integrator_name() == "static";
@@ -196,6 +201,14 @@ impl Recorder {
                 header.push(format!("grab.{name}.{c}"));
             }
         }
+        if !exact.is_empty() {
+            header.push("constraint_residual".into());
+        }
+        for (name, _) in exact {
+            for c in ["fx", "fy", "fz"] {
+                header.push(format!("constraint.{name}.{c}"));
+            }
+        }
         writeln!(csv, "{}", header.join(","))?;
         csv.flush()?;
         Ok(Self {
@@ -208,6 +221,8 @@ impl Recorder {
             contact,
             wall_ms: Vec::new(),
             grabs: grabs.to_vec(),
+            exact: exact.to_vec(),
+            constraint_residual_max: 0.0,
             csv,
         })
     }
@@ -222,6 +237,9 @@ impl Recorder {
             }
         }
         self.wall_ms.push(wall_ms);
+        self.constraint_residual_max = self
+            .constraint_residual_max
+            .max(world.constraint_residual());
         self.newton_unconverged += usize::from(
             world
                 .last_stats()
@@ -336,6 +354,14 @@ impl Recorder {
             let f = world.grab_force(*id).unwrap_or_default();
             row.extend(f.iter().map(|c| format!("{c:.9e}")));
         }
+        if !self.exact.is_empty() {
+            row.push(format!("{:.3e}", world.constraint_residual()));
+        }
+        for (_, id) in &self.exact {
+            // Zero after the constraint's release.
+            let f = world.constraint_force(*id).unwrap_or_default();
+            row.extend(f.iter().map(|c| format!("{c:.9e}")));
+        }
         writeln!(self.csv, "{}", row.join(","))?;
         // Every row on disk as soon as it is written: a stopped run keeps its metrics.
         self.csv.flush()
@@ -392,6 +418,8 @@ impl Recorder {
             energy_total_initial: self.energy.as_ref().map(|e| e.initial),
             energy_total_final: self.energy.as_ref().map(|e| e.last),
             energy_rel_drift_max: self.energy.as_ref().map(EnergyTrack::rel_drift_max),
+            constraint_residual_max: (!self.exact.is_empty())
+                .then_some(self.constraint_residual_max),
             contact: self.contact.as_ref().zip(world.contact()).map(|(t, c)| {
                 let s = c.settings();
                 ContactSummary {
@@ -527,6 +555,9 @@ pub struct Summary {
     pub energy_total_final: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_rel_drift_max: Option<f64>,
+    /// With exact constraints: the largest `max |Φ|` after any step (m).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraint_residual_max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contact: Option<ContactSummary>,
     pub bodies: Vec<BodySummary>,

@@ -55,7 +55,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
     }
     crate::skin::remove_stale_frames(&frames_dir)?;
-    let (mut world, grabs) = scene.build_world_and_grabs()?;
+    let (mut world, grabs, exact) = scene.build_world_with_ids()?;
     if !args.quiet {
         for n in &scene.notes {
             eprintln!("note: {n}");
@@ -83,7 +83,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, csv)?;
+    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &exact, csv)?;
     // Created now and kept valid after every frame: a run stopped at any point leaves a
     // collection ParaView reads.
     let mut pvd = match scene.output.vtu {

@@ -34,6 +34,8 @@ pub(super) struct SceneFile {
     pub(super) constraint: Vec<super::bc::ConstraintSection>,
     #[serde(default)]
     pub(super) grab: Vec<super::grab::GrabSection>,
+    #[serde(default)]
+    pub(super) exact_constraint: Vec<super::exact::ExactSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's

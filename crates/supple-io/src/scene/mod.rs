@@ -15,12 +15,13 @@ use supple::fem::MassKind;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
-use supple::world::{GrabId, StepControl, World};
+use supple::world::{ConstraintId, GrabId, StepControl, World};
 use thiserror::Error;
 
 mod bc;
 pub mod budget;
 mod contact;
+mod exact;
 mod file;
 mod grab;
 mod integrator;
@@ -30,6 +31,7 @@ pub mod names;
 mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
+pub use exact::SceneExact;
 use file::*;
 pub use grab::SceneGrab;
 pub use surface::SceneSurface;
@@ -90,6 +92,8 @@ pub struct Scene {
     pub step_control: StepControl,
     /// Scripted grabs (`[[grab]]`).
     pub grabs: Vec<SceneGrab>,
+    /// Exact constraints (`[[exact_constraint]]`).
+    pub exact: Vec<SceneExact>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
     pub notes: Vec<String>,
 }
@@ -108,6 +112,15 @@ impl Scene {
 
     /// [`build_world`](Self::build_world), also returning each scripted grab's name and id.
     pub fn build_world_and_grabs(&self) -> Result<(World, Vec<(String, GrabId)>), SceneError> {
+        self.build_world_with_ids().map(|(w, g, _)| (w, g))
+    }
+
+    /// [`build_world`](Self::build_world), also returning the names and ids of the scripted
+    /// grabs and of the exact constraints.
+    #[allow(clippy::type_complexity)]
+    pub fn build_world_with_ids(
+        &self,
+    ) -> Result<(World, Vec<(String, GrabId)>, Vec<(String, ConstraintId)>), SceneError> {
         let bodies = self
             .bodies
             .iter()
@@ -130,7 +143,14 @@ impl Scene {
                 .map_err(|e| self.invalid(format!("grab[{i}]: {e}")))?;
             ids.push((g.name.clone(), id));
         }
-        Ok((world, ids))
+        let mut exact = Vec::with_capacity(self.exact.len());
+        for (i, c) in self.exact.iter().enumerate() {
+            let id = world
+                .constrain(c.constraint.clone())
+                .map_err(|e| self.invalid(format!("exact_constraint[{i}]: {e}")))?;
+            exact.push((c.name.clone(), id));
+        }
+        Ok((world, ids, exact))
     }
 
     fn invalid(&self, message: String) -> SceneError {
@@ -298,6 +318,7 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
+    let exact = exact::exact_constraints(file.exact_constraint, &bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
             return Err(invalid(format!(
@@ -359,6 +380,7 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
         contact,
         step_control,
         grabs,
+        exact,
         notes,
     })
 }
