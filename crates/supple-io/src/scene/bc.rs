@@ -24,6 +24,13 @@ pub(super) enum RegionSection {
     },
     /// Vertices inside the axis-aligned box (bounds included).
     Box { min: [f64; 3], max: [f64; 3] },
+    /// Vertices inside the ball (boundary included).
+    Sphere { center: [f64; 3], radius: f64 },
+    /// The vertices of the tets whose centroid lies inside the box (a rigid core tagged by
+    /// region, Müller et al. 2002 §4.3).
+    TetsInBox { min: [f64; 3], max: [f64; 3] },
+    /// The vertices of the tets whose centroid lies inside the ball.
+    TetsInSphere { center: [f64; 3], radius: f64 },
     /// Vertices by index.
     Vertices(Vec<u32>),
     /// Faces by their three vertex indices (must be boundary faces).
@@ -110,7 +117,11 @@ fn time_function(t: &TimeKeys, key: &str) -> Result<TimeFunction, String> {
     Ok(f)
 }
 
-fn body_index(bodies: &[BodyDesc], name: &Option<String>, key: &str) -> Result<usize, String> {
+pub(super) fn body_index(
+    bodies: &[BodyDesc],
+    name: &Option<String>,
+    key: &str,
+) -> Result<usize, String> {
     match name {
         Some(n) => bodies
             .iter()
@@ -123,8 +134,40 @@ fn body_index(bodies: &[BodyDesc], name: &Option<String>, key: &str) -> Result<u
     }
 }
 
+/// A ball's centre and radius, checked.
+fn ball(
+    key: &str,
+    kind: &str,
+    center: &[f64; 3],
+    radius: f64,
+) -> Result<(nalgebra::Vector3<f64>, f64), String> {
+    let c = finite3(&format!("{key}.{kind}.center"), *center)?;
+    if !(radius > 0.0 && radius.is_finite()) {
+        return Err(format!(
+            "{key}.{kind}.radius = {radius}: must be a finite number above 0"
+        ));
+    }
+    Ok((c, radius))
+}
+
+/// Marks the vertices of the tets whose centroid passes `test`.
+fn mark_tets(mesh: &TetMesh, inside: &mut [bool], test: impl Fn(&nalgebra::Vector3<f64>) -> bool) {
+    for tet in &mesh.tets {
+        let c = tet
+            .iter()
+            .map(|&v| mesh.positions[v as usize])
+            .sum::<nalgebra::Vector3<f64>>()
+            / 4.0;
+        if test(&c) {
+            for &v in tet {
+                inside[v as usize] = true;
+            }
+        }
+    }
+}
+
 /// The selected vertices (sorted) and boundary faces of a region.
-fn select(
+pub(super) fn select(
     mesh: &TetMesh,
     region: &RegionSection,
     key: &str,
@@ -166,6 +209,25 @@ fn select(
             for (i, p) in mesh.positions.iter().enumerate() {
                 inside[i] = (0..3).all(|c| p[c] >= min[c] - eps && p[c] <= max[c] + eps);
             }
+        }
+        RegionSection::Sphere { center, radius } => {
+            let (c, r) = ball(key, "sphere", center, *radius)?;
+            for (i, p) in mesh.positions.iter().enumerate() {
+                inside[i] = (p - c).norm() <= r + eps;
+            }
+        }
+        RegionSection::TetsInBox { min, max } => {
+            let (min, max) = (
+                finite3(&format!("{key}.tets_in_box.min"), *min)?,
+                finite3(&format!("{key}.tets_in_box.max"), *max)?,
+            );
+            mark_tets(mesh, &mut inside, |c| {
+                (0..3).all(|k| c[k] >= min[k] - eps && c[k] <= max[k] + eps)
+            });
+        }
+        RegionSection::TetsInSphere { center, radius } => {
+            let (c, r) = ball(key, "tets_in_sphere", center, *radius)?;
+            mark_tets(mesh, &mut inside, |p| (p - c).norm() <= r + eps);
         }
         RegionSection::Vertices(list) => {
             for &v in list {

@@ -36,6 +36,8 @@ pub(super) struct SceneFile {
     pub(super) grab: Vec<super::grab::GrabSection>,
     #[serde(default)]
     pub(super) exact_constraint: Vec<super::exact::ExactSection>,
+    #[serde(default)]
+    pub(super) rigid_core: Vec<super::rigid::RigidSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's

@@ -28,12 +28,14 @@ mod integrator;
 mod material;
 mod mesh_file;
 pub mod names;
+mod rigid;
 mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 pub use exact::SceneExact;
 use file::*;
 pub use grab::SceneGrab;
+pub use rigid::SceneRigid;
 pub use surface::SceneSurface;
 
 /// A scene that could not be read, parsed or validated.
@@ -94,6 +96,8 @@ pub struct Scene {
     pub grabs: Vec<SceneGrab>,
     /// Exact constraints (`[[exact_constraint]]`).
     pub exact: Vec<SceneExact>,
+    /// Dynamic rigid cores (`[[rigid_core]]`).
+    pub rigid: Vec<SceneRigid>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
     pub notes: Vec<String>,
 }
@@ -149,6 +153,11 @@ impl Scene {
                 .constrain(c.constraint.clone())
                 .map_err(|e| self.invalid(format!("exact_constraint[{i}]: {e}")))?;
             exact.push((c.name.clone(), id));
+        }
+        for (i, r) in self.rigid.iter().enumerate() {
+            world
+                .add_rigid_core(r.body, r.vertices.clone())
+                .map_err(|e| self.invalid(format!("rigid_core[{i}] ({}): {e}", r.name)))?;
         }
         Ok((world, ids, exact))
     }
@@ -319,6 +328,7 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
     let exact = exact::exact_constraints(file.exact_constraint, &bodies).map_err(invalid)?;
+    let rigid = rigid::rigid_cores(file.rigid_core, &bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
         if bodies[..i].iter().any(|o| o.name == b.name) {
             return Err(invalid(format!(
@@ -381,6 +391,7 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
         step_control,
         grabs,
         exact,
+        rigid,
         notes,
     })
 }

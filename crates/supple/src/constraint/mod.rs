@@ -25,10 +25,12 @@ pub mod exact;
 mod keyframes;
 mod motion;
 mod projector;
+pub mod rigid;
 
 pub use exact::{BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings};
 pub use keyframes::{Interpolation, Keyframes};
 pub use motion::Motion;
+pub use rigid::{RigidCore, RigidError};
 
 use crate::linalg::BlockCsr;
 use crate::load::TimeFunction;

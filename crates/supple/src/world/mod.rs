@@ -4,7 +4,8 @@
 //! [`World::apply_forces`]: [`BodyInputs`]), contact's
 //! start-of-step bookkeeping (contact-spring anchors), each body's integrator step, then the
 //! contact phase (obstacles, surface collisions), then the projection onto the exact
-//! constraints ([`World::constrain`]), then the checks; a step that fails them is
+//! constraints ([`World::constrain`]) and the dynamic rigid cores ([`World::add_rigid_core`]),
+//! then the checks; a step that fails them is
 //! retried from its start with half the step ([`StepControl`], in `control.rs`).
 //!
 //! Bodies are plain data: nothing a phase decides for one step (a contact hold, a grab, a
@@ -15,6 +16,7 @@ use crate::body::Body;
 mod control;
 mod exact;
 mod interaction;
+mod rigid;
 
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
@@ -44,6 +46,13 @@ pub enum WorldError {
     Exact(crate::constraint::ExactError),
     #[error("no exact constraint {0:?} (released, or never made)")]
     UnknownConstraint(ConstraintId),
+    #[error("there is no body {body} (the world has {n_bodies})")]
+    NoBody { body: usize, n_bodies: usize },
+    #[error("body `{body}`: rigid core: {source}")]
+    Rigid {
+        body: String,
+        source: crate::constraint::RigidError,
+    },
     #[error("step_control.{key} = {value}: {reason}")]
     StepControl {
         key: &'static str,
@@ -85,6 +94,8 @@ pub struct World {
     interaction: interaction::Interaction,
     /// Exact constraints (see [`World::constrain`]).
     exact: exact::Exact,
+    /// Dynamic rigid cores (see [`World::add_rigid_core`]) and their bodies.
+    rigid: Vec<(usize, crate::constraint::RigidCore)>,
 }
 
 impl World {
@@ -131,6 +142,7 @@ impl World {
             inputs,
             interaction: Default::default(),
             exact: Default::default(),
+            rigid: Vec::new(),
         })
     }
 
@@ -301,6 +313,7 @@ impl World {
         }
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
+        self.project_rigid_cores();
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

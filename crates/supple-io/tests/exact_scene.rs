@@ -1,0 +1,152 @@
+//! `[[exact_constraint]]`, `[[rigid_core]]` and the `tets_in_*` regions in scene files
+//! (issue 14): the bundled scenes build and do what they say; bad input is refused with its
+//! key path.
+
+use std::path::{Path, PathBuf};
+use supple_io::{load_scene, parse_scene};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const BASE: &str = r#"
+dt = 0.01
+duration = 0.1
+[[body]]
+name = "bar"
+mesh = { kind = "box", cells = [4, 1, 1], cell_size = 0.1 }
+material = { model = "corotational", youngs = 1e5, poisson = 0.33, density = 1000.0 }
+"#;
+
+fn build(extra: &str) -> Result<supple::world::World, String> {
+    let text = format!("{BASE}\n{extra}\n");
+    parse_scene(&text, Path::new("test.toml"))
+        .and_then(|s| s.build_world())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_snapping_torus_drags_its_handle_along_the_path() {
+    let scene = load_scene(&repo().join("scenes/snapping_torus.toml")).unwrap();
+    assert_eq!(scene.exact.len(), 1);
+    let (mut world, _, exact) = scene.build_world_with_ids().unwrap();
+    assert_eq!(exact[0].0, "handle");
+    let (_, c) = world.exact_constraints().next().unwrap();
+    let (point, path) = match &c.kind {
+        supple::constraint::ExactKind::Point { path } => (c.point, path.clone()),
+        other => panic!("{other:?}"),
+    };
+    // The handle is the torus' core vertex 0 (a vertex: one weight is 1).
+    assert!(
+        point.w.iter().any(|&w| (w - 1.0).abs() < 1e-9),
+        "{:?}",
+        point.w
+    );
+    for _ in 0..20 {
+        world.step().unwrap();
+        let p = point.eval(&world.bodies[point.body].x);
+        assert!((p - path.at(world.time)).amax() <= 1e-10);
+    }
+    assert!(world.constraint_force(exact[0].1).unwrap().norm() > 0.0);
+}
+
+#[test]
+fn the_bunny_scenes_hold_their_cores_by_region() {
+    for (file, core) in [("bunny_skull", "skull"), ("floppy_skin", "core")] {
+        let scene = load_scene(&repo().join(format!("scenes/{file}.toml"))).unwrap();
+        let body = &scene.bodies[0];
+        let held = body
+            .constraints
+            .iter()
+            .find(|c| c.name == core)
+            .unwrap_or_else(|| panic!("{file}: no constraint {core}"));
+        // A core of a few hundred vertices, inside the body.
+        assert!(
+            (100..1000).contains(&held.vertices.len()),
+            "{file}: {}",
+            held.vertices.len()
+        );
+        let mut world = scene.build_world().unwrap();
+        let rest = world.bodies[0].mesh.positions.clone();
+        for _ in 0..10 {
+            world.step().unwrap();
+        }
+        // The core moved rigidly: pairwise distances of its first vertices are kept.
+        let x = &world.bodies[0].x;
+        let v = &held.vertices;
+        let moved = v
+            .iter()
+            .any(|&i| (x[i as usize] - rest[i as usize]).norm() > 1e-4);
+        assert!(moved, "{file}: the core did not move");
+        for &a in &v[..20] {
+            for &b in &v[..20] {
+                let (a, b) = (a as usize, b as usize);
+                let d = (x[a] - x[b]).norm() - (rest[a] - rest[b]).norm();
+                assert!(d.abs() <= 1e-12, "{file}: {d:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rigid_core_section_makes_a_dynamic_core() {
+    let world = build(
+        r#"[[rigid_core]]
+name = "bone"
+region = { tets_in_box = { min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] } }"#,
+    )
+    .unwrap();
+    assert_eq!(world.rigid_cores().len(), 1);
+    assert_eq!(world.rigid_cores()[0].1.vertices().len(), 8);
+}
+
+#[test]
+fn bad_exact_constraints_and_cores_are_refused_with_their_key() {
+    for (extra, expected) in [
+        (
+            "[[exact_constraint]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]",
+            "exact_constraint[0].normal: required",
+        ),
+        (
+            "[[exact_constraint]]\nkind = \"point\"\npoint = [0.0, 0.0, 0.0]\nradius = 1.0",
+            "exact_constraint[0].radius: not a key",
+        ),
+        (
+            "[[exact_constraint]]\nkind = \"sphere\"\npoint = [0.0, 0.0, 0.0]\ncenter = [0.0, 0.0, 0.0]",
+            "exact_constraint[0].radius = 0",
+        ),
+        (
+            "[[exact_constraint]]\nkind = \"link\"\npoint = [0.1, 0.0, 0.0]",
+            "exact_constraint[0]: a link joins a point to itself",
+        ),
+        (
+            "[[exact_constraint]]\nkind = \"point\"\npoint = [0.0, 0.0, 0.0]\npath = [[1.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0]]",
+            "exact_constraint[0].path",
+        ),
+        (
+            "[[exact_constraint]]\nkind = \"point\"\nbody = \"nobody\"\npoint = [0.0, 0.0, 0.0]",
+            "exact_constraint[0].body = \"nobody\"",
+        ),
+        (
+            "[[rigid_core]]\nregion = { tets_in_sphere = { center = [5.0, 5.0, 5.0], radius = 0.1 } }",
+            "rigid_core[0].region: selects no vertex",
+        ),
+        (
+            "[[rigid_core]]\nregion = { tets_in_sphere = { center = [0.0, 0.0, 0.0], radius = -1.0 } }",
+            "rigid_core[0].region.tets_in_sphere.radius = -1",
+        ),
+    ] {
+        let e = build(extra).unwrap_err();
+        assert!(e.contains(expected), "{extra}\n→ {e}");
+    }
+    // A dynamic core may not hold fixed vertices: the error names the section.
+    let text = format!(
+        "{}\nfixed = [{{ vertices = [0] }}]\n[[rigid_core]]\nregion = {{ tets_in_box = {{ min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] }} }}\n",
+        BASE.trim_end()
+    );
+    let e = parse_scene(&text, Path::new("test.toml"))
+        .and_then(|s| s.build_world())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rigid_core[0]") && e.contains("held"), "{e}");
+}
