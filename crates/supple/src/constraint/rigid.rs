@@ -94,7 +94,8 @@ impl RigidCore {
             .fold(0.0, f64::max);
         let inertia = core.inertia(&core.arm);
         if core.vertices.len() < 3
-            || !(inertia.determinant() > 1e-12 * (core.total * scale).powi(3))
+            || inertia.determinant().is_nan()
+            || inertia.determinant() <= 1e-12 * (core.total * scale).powi(3)
         {
             return Err(RigidError::Degenerate(core.vertices.len()));
         }
