@@ -217,6 +217,40 @@ fn a_scripted_grab_follows_its_path_and_lets_go_at_its_release_time() {
 }
 
 #[test]
+fn a_scripted_grab_released_before_its_start_is_never_taken() {
+    let mesh = cube(1, 0.1, Vector3::zeros());
+    let body = Body::new(BodyDesc::new("cube", mesh, COROT, 1e5, 0.3, 1000.0)).unwrap();
+    let mut w = World::new(vec![body], Vector3::zeros(), 0.01, linearized()).unwrap();
+    let path = Keyframes::new(
+        vec![(0.2, Vector3::new(0.3, 0.1, 0.1))],
+        Interpolation::Linear,
+    )
+    .unwrap();
+    let id = w
+        .script_grab(GrabPath {
+            body: 0,
+            point: Vector3::new(0.2, 0.1, 0.1),
+            settings: GrabSettings {
+                stiffness: 1e4,
+                damping: 10.0,
+            },
+            start: 0.05,
+            path,
+            release: None,
+        })
+        .unwrap();
+    w.step().unwrap();
+    w.release(id).unwrap();
+    // Released twice: it is gone.
+    assert!(w.release(id).is_err());
+    for _ in 0..20 {
+        w.step().unwrap();
+    }
+    assert!(w.grabs().is_empty());
+    assert_eq!(w.bodies[0].momentum(), Vector3::zeros());
+}
+
+#[test]
 fn grab_settings_and_targets_are_checked() {
     let mesh = cube(1, 0.1, Vector3::zeros());
     let body = Body::new(BodyDesc::new("cube", mesh, COROT, 1e5, 0.3, 1000.0)).unwrap();

@@ -238,11 +238,17 @@ impl World {
         Ok(())
     }
 
-    /// Lets go of a grab.
+    /// Lets go of a grab (a scripted grab not yet taken is cancelled).
     pub fn release(&mut self, id: GrabId) -> Result<(), WorldError> {
         let grabs = &mut self.interaction.grabs;
-        let i = (grabs.iter().position(|g| g.id == id)).ok_or(InteractionError::UnknownGrab(id))?;
-        grabs.remove(i);
+        if let Some(i) = grabs.iter().position(|g| g.id == id) {
+            grabs.remove(i);
+            return Ok(());
+        }
+        let pending = &mut self.interaction.pending;
+        let i = (pending.iter().position(|(p, _)| *p == id))
+            .ok_or(InteractionError::UnknownGrab(id))?;
+        pending.remove(i);
         Ok(())
     }
 
