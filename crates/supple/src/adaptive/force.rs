@@ -30,6 +30,16 @@ pub trait ElementForce: Send + Sync + std::fmt::Debug {
         v: &[Vector3<f64>; 4],
     ) -> [Vector3<f64>; 4];
 
+    /// Elastic energy of element `e` at positions `x`, where the model has one.
+    fn element_energy(
+        &self,
+        _e: usize,
+        _rest: &[Vector3<f64>; 4],
+        _x: &[Vector3<f64>; 4],
+    ) -> Option<f64> {
+        None
+    }
+
     /// Dilatational wave speed `c = √((λ + 2μ)/ρ)` of the material at density `density`:
     /// the speed in Debunne's Courant condition (eq. 8).
     fn wave_speed(&self, density: f64) -> f64;
@@ -84,6 +94,17 @@ impl<L: HyperelasticLaw> ElementForce for LawElements<L> {
         let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
         let p = self.law.pk1(&f);
         g.map(|ga| -self.volume[e] * (p * ga))
+    }
+
+    fn element_energy(
+        &self,
+        e: usize,
+        _rest: &[Vector3<f64>; 4],
+        x: &[Vector3<f64>; 4],
+    ) -> Option<f64> {
+        let g = &self.grad[e];
+        let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
+        Some(self.volume[e] * self.law.energy_density(&f))
     }
 
     fn wave_speed(&self, density: f64) -> f64 {

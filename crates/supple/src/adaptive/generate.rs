@@ -53,3 +53,28 @@ pub fn jittered_box(
     mesh.validate()?;
     Ok(mesh)
 }
+
+/// The levels of a box hierarchy: `cells[n]` cubes per axis on level `n` (e.g. 4, 8, 16:
+/// edge length halved per level, Debunne §4.1), the split alternating between 5 and 6 tets
+/// per cube and each level jittered with its own seed, so no two levels share their tets and
+/// interior nodes (non-nested, §3.1).
+pub fn box_levels(
+    cells: &[usize],
+    origin: Vector3<f64>,
+    size: f64,
+    jitter: f64,
+    seed: u64,
+) -> Result<Vec<TetMesh>, MeshError> {
+    cells
+        .iter()
+        .enumerate()
+        .map(|(n, &c)| {
+            let split = if n % 2 == 0 {
+                TetSplit::Five
+            } else {
+                TetSplit::Six
+            };
+            jittered_box(c, origin, size, split, jitter, seed.wrapping_add(n as u64))
+        })
+        .collect()
+}

@@ -267,6 +267,21 @@ impl ElementForce for DebunneOperator {
         f
     }
 
+    fn element_energy(
+        &self,
+        e: usize,
+        rest: &[Vector3<f64>; 4],
+        x: &[Vector3<f64>; 4],
+    ) -> Option<f64> {
+        let d = [
+            x[0] - rest[0],
+            x[1] - rest[1],
+            x[2] - rest[2],
+            x[3] - rest[3],
+        ];
+        Some(DebunneOperator::element_energy(self, e, &d))
+    }
+
     fn wave_speed(&self, density: f64) -> f64 {
         let (lambda, mu) = self.elastic;
         ((lambda + 2.0 * mu) / density).sqrt()
