@@ -1,4 +1,5 @@
 //! Identities of Debunne's operator (eq. 1–7) against P1 linear finite elements.
+#![allow(clippy::needless_range_loop)] // index loops mirror the formulas
 
 use super::generate::jittered_box;
 use super::*;

@@ -78,6 +78,7 @@ impl AdaptiveBody {
                 let ok = kids.iter().all(|&c| {
                     fine.status[c as usize] == NodeState::Active
                         && !self.merged_now[n + 1][c as usize]
+                        && frame >= fine.changed[c as usize] + dwell
                         && fine.delta[c as usize] < self.settings.merge_threshold
                 });
                 if ok && !kids.is_empty() {
@@ -182,6 +183,7 @@ impl AdaptiveBody {
         self.merged_now[n][p] = true;
         for &c in self.hierarchy.children_of(n, p) {
             fine.status[c as usize] = NodeState::Absent;
+            fine.changed[c as usize] = self.frame;
         }
     }
 }
