@@ -1,7 +1,9 @@
 //! `supple`: run scenes, benchmark them.
 
+mod adaptive_poke;
 mod bench;
 mod budget;
+mod debunne_cube;
 mod hauth_forces;
 mod interrupt;
 mod mesh;
@@ -64,6 +66,12 @@ enum Experiment {
     /// Issue 12: models × impacts and crushing × time steps; writes table.md and runs.csv
     /// (divergence, retries, inversion, energy gain, wall time per run).
     Stress(stress::StressArgs),
+    /// Debunne et al. 2000 §2.6: the clamped cube's sag and first frequency per resolution,
+    /// `paper` and `fe` operators in both λ/μ readings, against standard FE.
+    DebunneCube(debunne_cube::DebunneCubeArgs),
+    /// Debunne et al. 2000 §4–5: a sphere pressed into the cube on a 3-level hierarchy,
+    /// adaptive against finest-only (node updates, displacement, splits/merges, wall time).
+    AdaptivePoke(adaptive_poke::AdaptivePokeArgs),
 }
 
 /// Exit status of a command line that cannot be understood (unknown option, missing
@@ -121,6 +129,12 @@ fn main() {
         }
         Command::Experiment(Experiment::TubeDrop(args)) => tube_drop::tube_drop(args).map(|_| 0),
         Command::Experiment(Experiment::Stress(args)) => stress::stress(args).map(|()| 0),
+        Command::Experiment(Experiment::DebunneCube(args)) => {
+            debunne_cube::debunne_cube(args).map(|()| 0)
+        }
+        Command::Experiment(Experiment::AdaptivePoke(args)) => {
+            adaptive_poke::adaptive_poke(args).map(|()| 0)
+        }
     });
     match result {
         Ok(code) => std::process::exit(code),

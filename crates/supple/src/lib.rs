@@ -10,6 +10,7 @@
 //!
 //! The library never prints and keeps no global state; errors are values.
 
+pub mod adaptive;
 pub mod body;
 pub mod clock;
 pub mod constraint;

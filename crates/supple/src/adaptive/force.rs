@@ -1,0 +1,118 @@
+//! The one interface between the level-of-detail machinery and a material: an explicit
+//! per-element force.
+//!
+//! Debunne et al. 2000 compute "local forces on each point using its neighbors' information"
+//! (§2.4): a node's force is a sum over its tets, each tet reading only its own four nodes.
+//! That is all the hierarchy needs, so any model that can give the forces of one tet from the
+//! rest positions, current positions and velocities of its four nodes plugs in — the Debunne
+//! operator ([`super::DebunneOperator`]), or any hyperelastic law ([`LawElements`]:
+//! St.Venant–Kirchhoff, Liesenfeld–Stolfi).
+
+use crate::fem::material::HyperelasticLaw;
+use crate::fem::ElementSet;
+use nalgebra::{Matrix3, Vector3};
+
+/// Internal forces of one tetrahedron, for explicit time stepping.
+pub trait ElementForce: Send + Sync + std::fmt::Debug {
+    /// The model's name (for reports).
+    fn name(&self) -> &'static str;
+
+    /// Number of elements the model was built for.
+    fn n_elements(&self) -> usize;
+
+    /// Forces on the four nodes of element `e` (internal elastic plus internal damping) from
+    /// the nodes' rest positions `rest`, current positions `x` and velocities `v`.
+    fn element_forces(
+        &self,
+        e: usize,
+        rest: &[Vector3<f64>; 4],
+        x: &[Vector3<f64>; 4],
+        v: &[Vector3<f64>; 4],
+    ) -> [Vector3<f64>; 4];
+
+    /// Elastic energy of element `e` at positions `x`, where the model has one.
+    fn element_energy(
+        &self,
+        _e: usize,
+        _rest: &[Vector3<f64>; 4],
+        _x: &[Vector3<f64>; 4],
+    ) -> Option<f64> {
+        None
+    }
+
+    /// Dilatational wave speed `c = √((λ + 2μ)/ρ)` of the material at density `density`:
+    /// the speed in Debunne's Courant condition (eq. 8).
+    fn wave_speed(&self, density: f64) -> f64;
+
+    /// Largest damping rate scale `η` such that the damping matrix of an element is bounded
+    /// by `η` times its stiffness-like operator over `ρ`: the Gershgorin-type bound of the
+    /// damping term used for the explicit step limit (see `Level::stable_dt`). Return 0 for
+    /// an undamped model.
+    fn damping_diffusivity(&self, density: f64) -> f64;
+}
+
+/// Any hyperelastic law of the library as an explicit element force:
+/// `f_a = −V P(F) ∇N_a` (the first Piola–Kirchhoff stress on the rest gradients), undamped.
+#[derive(Debug, Clone)]
+pub struct LawElements<L: HyperelasticLaw> {
+    law: L,
+    volume: Vec<f64>,
+    grad: Vec<[Vector3<f64>; 4]>,
+    /// `(λ, μ)` for the wave speed.
+    lambda_mu: (f64, f64),
+}
+
+impl<L: HyperelasticLaw> LawElements<L> {
+    /// Wraps `law` on the elements `elems`; `lambda`, `mu` give the small-strain wave speed.
+    pub fn new(law: L, elems: &ElementSet, lambda: f64, mu: f64) -> Self {
+        Self {
+            law,
+            volume: elems.volume.clone(),
+            grad: elems.grad.clone(),
+            lambda_mu: (lambda, mu),
+        }
+    }
+}
+
+impl<L: HyperelasticLaw> ElementForce for LawElements<L> {
+    fn name(&self) -> &'static str {
+        self.law.name()
+    }
+
+    fn n_elements(&self) -> usize {
+        self.volume.len()
+    }
+
+    fn element_forces(
+        &self,
+        e: usize,
+        _rest: &[Vector3<f64>; 4],
+        x: &[Vector3<f64>; 4],
+        _v: &[Vector3<f64>; 4],
+    ) -> [Vector3<f64>; 4] {
+        let g = &self.grad[e];
+        let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
+        let p = self.law.pk1(&f);
+        g.map(|ga| -self.volume[e] * (p * ga))
+    }
+
+    fn element_energy(
+        &self,
+        e: usize,
+        _rest: &[Vector3<f64>; 4],
+        x: &[Vector3<f64>; 4],
+    ) -> Option<f64> {
+        let g = &self.grad[e];
+        let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
+        Some(self.volume[e] * self.law.energy_density(&f))
+    }
+
+    fn wave_speed(&self, density: f64) -> f64 {
+        let (lambda, mu) = self.lambda_mu;
+        ((lambda + 2.0 * mu) / density).sqrt()
+    }
+
+    fn damping_diffusivity(&self, _density: f64) -> f64 {
+        0.0
+    }
+}

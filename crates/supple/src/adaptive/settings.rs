@@ -1,0 +1,104 @@
+//! Settings of the adaptive simulation: split/merge criterion and thresholds (Debunne §4.2),
+//! frame budget (§4.3).
+
+use super::AdaptiveError;
+use nalgebra::Vector3;
+
+/// Which Laplacian eq. 9 measures (`δ_i = ĥ_i² ‖(Δd)_i‖`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Criterion {
+    /// Eq. 9 literally, with the operator's Laplacian (eq. 5). At a surface node the dual
+    /// cell's boundary flux is missing, so a uniform stretch — a linear field the mesh
+    /// represents exactly — gives `δ ≠ 0` on the whole surface.
+    Paper,
+    /// Only the jumps of the gradient across interior faces: the boundary part of the dual
+    /// cell's surface is closed with each boundary tet's own gradient
+    /// (`Σ_faces A_f/3 · G_e n_f`), so any linear field gives `δ = 0` at every node.
+    #[default]
+    Interior,
+}
+
+/// How the frame's cost is limited (Debunne §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Budget {
+    /// No limit.
+    #[default]
+    None,
+    /// Deterministic: splits are accepted (largest criterion first) only while the node
+    /// updates of the next frame, `Σ_n active_n · 2^(k+n)`, stay within the budget. A frame
+    /// never exceeds it once the start state is within it.
+    Predictive { node_updates_per_frame: u64 },
+    /// The paper's rule: when a frame's computation took more than 95 % of `frame_seconds`
+    /// of wall time, splitting is forbidden for the next frame (merging still runs) and the
+    /// frame is flagged with a warning. Depends on the machine, so not deterministic.
+    Reactive { frame_seconds: f64 },
+}
+
+/// The fraction of the frame period above which [`Budget::Reactive`] forbids splitting.
+pub const REACTIVE_FRACTION: f64 = 0.95;
+
+/// Settings of an [`super::AdaptiveBody`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdaptiveSettings {
+    pub criterion: Criterion,
+    /// A node splits when its dimensionless discontinuity `δ_i / ĥ_i = ĥ_i ‖(Δd)_i‖` (eq. 9
+    /// over the node spacing: a jump of displacement gradient, a strain) exceeds this.
+    pub split_threshold: f64,
+    /// A split node merges when every child's `δ/ĥ` is below this (< `split_threshold`:
+    /// hysteresis, §4.2).
+    pub merge_threshold: f64,
+    /// A node that split or merged cannot change again for this many frames (hysteresis in
+    /// time against flicker).
+    pub min_dwell_frames: u32,
+    /// Whether split/merge runs at all (off: a fixed-resolution run at `start_level`).
+    pub adapt: bool,
+    /// Every node starts at this level (0 = coarsest).
+    pub start_level: usize,
+    pub budget: Budget,
+    /// Gravity (m/s²).
+    pub gravity: Vector3<f64>,
+}
+
+impl Default for AdaptiveSettings {
+    fn default() -> Self {
+        Self {
+            criterion: Criterion::Interior,
+            split_threshold: 2e-3,
+            merge_threshold: 5e-4,
+            min_dwell_frames: 10,
+            adapt: true,
+            start_level: 0,
+            budget: Budget::None,
+            gravity: Vector3::zeros(),
+        }
+    }
+}
+
+impl AdaptiveSettings {
+    /// Refuses thresholds without hysteresis and impossible numbers.
+    pub fn validate(&self, n_levels: usize) -> Result<(), AdaptiveError> {
+        let bad = |key, value, reason| Err(AdaptiveError::Setting { key, value, reason });
+        if !(self.merge_threshold >= 0.0 && self.merge_threshold.is_finite()) {
+            return bad("merge_threshold", self.merge_threshold, "must be ≥ 0");
+        }
+        if !(self.split_threshold > self.merge_threshold && self.split_threshold.is_finite()) {
+            return bad(
+                "split_threshold",
+                self.split_threshold,
+                "must be finite and above merge_threshold (hysteresis)",
+            );
+        }
+        if self.start_level >= n_levels {
+            return bad("start_level", self.start_level as f64, "no such level");
+        }
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return bad("gravity", f64::NAN, "must be finite");
+        }
+        if let Budget::Reactive { frame_seconds } = self.budget {
+            if !(frame_seconds > 0.0 && frame_seconds.is_finite()) {
+                return bad("frame_seconds", frame_seconds, "must be above 0");
+            }
+        }
+        Ok(())
+    }
+}

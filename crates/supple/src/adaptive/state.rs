@@ -1,0 +1,330 @@
+//! The adaptive body: per-level state and the frame loop of Debunne et al. 2000 §4.3.
+//!
+//! Per frame: the tool rule (§5), then the levels' explicit steps — level `n` takes
+//! `2^(k+n)` steps of `dt_frame / 2^(k+n)`, interleaved on the finest level's clock, coarser
+//! levels first at instants where several step — each step being: refresh the level's ghost
+//! nodes (pull from the finer level where it is split, push from the coarser level where it
+//! is absent: steps 1 and 3 of §4.3, done by the level that reads them), move the active
+//! nodes (symplectic Euler, §2.6); then at the frame's end split/merge (step 4, `refine.rs`).
+
+use super::hierarchy::Hierarchy;
+use super::settings::{AdaptiveSettings, Budget, REACTIVE_FRACTION};
+use super::tool::SphereTool;
+use super::AdaptiveError;
+use crate::clock::Instant;
+use nalgebra::Vector3;
+
+/// A node of a level is absent (its region is simulated coarser), active, or split (its
+/// region is simulated finer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    Absent,
+    Active,
+    Split,
+}
+
+/// A ghost node and where its value comes from (§3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Source {
+    /// The node is split: pulled from its child tet (level `n + 1`).
+    Child,
+    /// The node is absent: pushed from its parent tet (level `n − 1`).
+    Parent,
+}
+
+/// The state of one level.
+#[derive(Debug, Clone)]
+pub struct LevelState {
+    /// Displacements `d = x − X` and velocities of every node (meaningful for active and
+    /// ghost nodes).
+    pub d: Vec<Vector3<f64>>,
+    pub v: Vec<Vector3<f64>>,
+    pub status: Vec<NodeState>,
+    /// Frame of each node's last split or merge (for the dwell time).
+    pub(super) changed: Vec<u64>,
+    /// Active nodes, ascending.
+    pub active: Vec<u32>,
+    /// Tets with at least one active node, ascending.
+    pub(super) active_tets: Vec<u32>,
+    /// Ghost nodes and their source, ascending.
+    pub(super) ghosts: Vec<(u32, Source)>,
+    /// Held this frame by the tool (not integrated).
+    pub(super) held: Vec<bool>,
+    /// Force scratch (valid on active nodes after a step).
+    pub(super) f: Vec<Vector3<f64>>,
+    /// Time within the frame that the stored values represent (s).
+    pub(super) t: f64,
+    /// Eq. 9 discontinuity `δ/ĥ` of active nodes (after `refine`).
+    pub delta: Vec<f64>,
+}
+
+/// What one frame did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameStats {
+    /// Node updates this frame: `Σ_n active_n · 2^(k+n)`.
+    pub node_updates: u64,
+    pub active_per_level: Vec<usize>,
+    pub splits: usize,
+    pub merges: usize,
+    /// Splits refused by the budget (predictive) or forbidden (reactive).
+    pub splits_refused: usize,
+    /// Reactive budget: the frame took more than 95 % of its period; splitting is forbidden
+    /// for the next frame (the paper's warning to the user).
+    pub overrun_warning: bool,
+    /// Wall time of the frame's computation (s).
+    pub wall_seconds: f64,
+    /// Force of the body on the tool (N), and the number of nodes it holds.
+    pub tool_force: Vector3<f64>,
+    pub tool_contacts: usize,
+}
+
+/// A body simulated on a [`Hierarchy`] with on-the-fly level of detail.
+#[derive(Debug)]
+pub struct AdaptiveBody {
+    pub hierarchy: Hierarchy,
+    pub settings: AdaptiveSettings,
+    pub levels: Vec<LevelState>,
+    /// Frames done.
+    pub frame: u64,
+    /// Splitting is forbidden this frame (reactive budget overran last frame).
+    pub(super) forbid_split: bool,
+    pub(super) merged_now: Vec<Vec<bool>>,
+}
+
+impl AdaptiveBody {
+    /// The body at rest with every node at `settings.start_level` active.
+    pub fn new(hierarchy: Hierarchy, settings: AdaptiveSettings) -> Result<Self, AdaptiveError> {
+        settings.validate(hierarchy.levels.len())?;
+        let levels: Vec<LevelState> = (0..hierarchy.levels.len())
+            .map(|n| {
+                let nn = hierarchy.levels[n].n_nodes();
+                let status = if n < settings.start_level {
+                    NodeState::Split
+                } else if n == settings.start_level {
+                    NodeState::Active
+                } else {
+                    NodeState::Absent
+                };
+                LevelState {
+                    d: vec![Vector3::zeros(); nn],
+                    v: vec![Vector3::zeros(); nn],
+                    status: vec![status; nn],
+                    changed: vec![0; nn],
+                    active: Vec::new(),
+                    active_tets: Vec::new(),
+                    ghosts: Vec::new(),
+                    held: vec![false; nn],
+                    f: vec![Vector3::zeros(); nn],
+                    t: 0.0,
+                    delta: vec![0.0; nn],
+                }
+            })
+            .collect();
+        let merged_now = levels.iter().map(|l| vec![false; l.d.len()]).collect();
+        let mut body = Self {
+            hierarchy,
+            settings,
+            levels,
+            frame: 0,
+            forbid_split: false,
+            merged_now,
+        };
+        // A split node without children cannot be split: it stays active.
+        for n in 0..body.settings.start_level {
+            for i in 0..body.levels[n].status.len() {
+                if body.hierarchy.children_of(n, i).is_empty() {
+                    body.levels[n].status[i] = NodeState::Active;
+                }
+            }
+        }
+        body.rebuild();
+        if let Budget::Predictive {
+            node_updates_per_frame,
+        } = settings.budget
+        {
+            if body.node_updates_per_frame() > node_updates_per_frame {
+                return Err(AdaptiveError::Setting {
+                    key: "node_updates_per_frame",
+                    value: node_updates_per_frame as f64,
+                    reason: "below the cost of the start state",
+                });
+            }
+        }
+        Ok(body)
+    }
+
+    /// Node updates one frame of the current active set costs: `Σ_n active_n · 2^(k+n)`.
+    pub fn node_updates_per_frame(&self) -> u64 {
+        (0..self.levels.len())
+            .map(|n| self.levels[n].active.len() as u64 * self.hierarchy.steps_per_frame(n))
+            .sum()
+    }
+
+    /// Sets the velocity of every node (all levels) from `field(rest position)`.
+    pub fn set_velocity(&mut self, field: impl Fn(&Vector3<f64>) -> Vector3<f64>) {
+        for (n, l) in self.levels.iter_mut().enumerate() {
+            let level = &self.hierarchy.levels[n];
+            for (i, v) in l.v.iter_mut().enumerate() {
+                *v = if level.fixed[i] {
+                    Vector3::zeros()
+                } else {
+                    field(&level.mesh.positions[i])
+                };
+            }
+        }
+    }
+
+    /// Advances one frame (`dt_frame`), with the tool (if any) at its position for this frame.
+    pub fn step_frame(&mut self, tool: Option<&SphereTool>) -> Result<FrameStats, AdaptiveError> {
+        let start = Instant::now();
+        let mut stats = FrameStats {
+            node_updates: self.node_updates_per_frame(),
+            active_per_level: self.levels.iter().map(|l| l.active.len()).collect(),
+            ..FrameStats::default()
+        };
+        let contacts = match tool {
+            Some(t) => self.apply_tool(t),
+            None => Vec::new(),
+        };
+        for l in &mut self.levels {
+            l.t = 0.0;
+        }
+        let finest = self.hierarchy.finest();
+        let ticks = self.hierarchy.steps_per_frame(finest);
+        for s in 0..ticks {
+            for n in 0..=finest {
+                if s % (1u64 << (finest - n)) == 0 {
+                    self.step_level(n);
+                }
+            }
+        }
+        if !self.is_finite() {
+            return Err(AdaptiveError::Diverged { frame: self.frame });
+        }
+        for &(n, i) in &contacts {
+            stats.tool_force += self.levels[n].f[i as usize];
+            self.levels[n].held[i as usize] = false;
+        }
+        stats.tool_contacts = contacts.len();
+        self.frame += 1;
+        self.refine(&mut stats);
+        stats.wall_seconds = start.elapsed().as_secs_f64();
+        if let Budget::Reactive { frame_seconds } = self.settings.budget {
+            stats.overrun_warning = stats.wall_seconds > REACTIVE_FRACTION * frame_seconds;
+            self.forbid_split = stats.overrun_warning;
+        }
+        Ok(stats)
+    }
+
+    fn is_finite(&self) -> bool {
+        self.levels.iter().all(|l| {
+            l.active.iter().all(|&i| {
+                l.d[i as usize]
+                    .iter()
+                    .chain(l.v[i as usize].iter())
+                    .all(|c| c.is_finite())
+            })
+        })
+    }
+
+    /// One explicit step of level `n`: refresh its ghosts at its time, then symplectic Euler
+    /// (§2.6) on its active, free, unheld nodes: `v += dt (f/m + g)`, `d += dt v`.
+    fn step_level(&mut self, n: usize) {
+        self.refresh_ghosts(n);
+        let level = &self.hierarchy.levels[n];
+        let dt = level.dt;
+        let g = self.settings.gravity;
+        let st = &mut self.levels[n];
+        for &i in &st.active {
+            st.f[i as usize] = Vector3::zeros();
+        }
+        for &e in &st.active_tets {
+            let e = e as usize;
+            let t = level.mesh.tets[e];
+            let rest = level.rest(e);
+            let x = std::array::from_fn(|k| rest[k] + st.d[t[k] as usize]);
+            let v = t.map(|i| st.v[i as usize]);
+            let fe = level.force.element_forces(e, &rest, &x, &v);
+            for k in 0..4 {
+                if st.status[t[k] as usize] == NodeState::Active {
+                    st.f[t[k] as usize] += fe[k];
+                }
+            }
+        }
+        for &i in &st.active {
+            let i = i as usize;
+            if level.fixed[i] || st.held[i] {
+                continue;
+            }
+            st.v[i] += dt * (st.f[i] / level.mass[i] + g);
+            st.d[i] += dt * st.v[i];
+        }
+        // Ghosts move on with their (source's) velocity, so every stored value of the level
+        // represents its time.
+        for &(i, _) in &st.ghosts {
+            let v = st.v[i as usize];
+            st.d[i as usize] += dt * v;
+        }
+        st.t += dt;
+    }
+
+    /// Total energy of the active representation: kinetic energy of the active nodes, the
+    /// elastic energy of each active tet weighted by its share of active nodes (each node owns
+    /// a quarter of its tets), and the gravitational energy `−Σ m g·d`.
+    pub fn energy(&self) -> f64 {
+        let mut e = 0.0;
+        for (n, st) in self.levels.iter().enumerate() {
+            let level = &self.hierarchy.levels[n];
+            for &i in &st.active {
+                let i = i as usize;
+                e += level.mass[i]
+                    * (0.5 * st.v[i].norm_squared() - self.settings.gravity.dot(&st.d[i]));
+            }
+            for &t in &st.active_tets {
+                let t = t as usize;
+                let nodes = level.mesh.tets[t];
+                let share = nodes
+                    .iter()
+                    .filter(|&&i| st.status[i as usize] == NodeState::Active)
+                    .count() as f64
+                    / 4.0;
+                let rest = level.rest(t);
+                let x = std::array::from_fn(|k| rest[k] + st.d[nodes[k] as usize]);
+                e += share * level.force.element_energy(t, &rest, &x).unwrap_or(0.0);
+            }
+        }
+        e
+    }
+
+    /// Mass and momentum of the active nodes.
+    pub fn active_mass_momentum(&self) -> (f64, Vector3<f64>) {
+        let mut m = 0.0;
+        let mut p = Vector3::zeros();
+        for (n, st) in self.levels.iter().enumerate() {
+            for &i in &st.active {
+                let mi = self.hierarchy.levels[n].mass[i as usize];
+                m += mi;
+                p += mi * st.v[i as usize];
+            }
+        }
+        (m, p)
+    }
+
+    /// The current displacement at rest point `p` as the simulation represents it: from the
+    /// finest level at which `p`'s tet has an active node, by linear interpolation there.
+    pub fn displacement_at(&self, p: &Vector3<f64>) -> Result<Vector3<f64>, AdaptiveError> {
+        for n in (0..self.levels.len()).rev() {
+            let mesh = &self.hierarchy.levels[n].mesh;
+            let emb = crate::mesh::Embedding::new(mesh, std::slice::from_ref(p))?;
+            let t = mesh.tets[emb.tet(0)];
+            let st = &self.levels[n];
+            if t.iter()
+                .any(|&i| st.status[i as usize] == NodeState::Active)
+            {
+                let w = emb.weights(0);
+                return Ok((0..4).map(|k| w[k] * st.d[t[k] as usize]).sum());
+            }
+        }
+        Err(AdaptiveError::NoLevels)
+    }
+}

@@ -1,0 +1,49 @@
+//! Tool interaction (Debunne §5): "surfaces points are pulled out of the tool. The same
+//! translation is applied to the closest active node. Then, simulation is applied and results
+//! in a larger scale deformation of the object and into a feedback force".
+
+use super::state::{AdaptiveBody, NodeState};
+use nalgebra::Vector3;
+
+/// A sphere moved by the user; its position is read once per frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SphereTool {
+    pub center: Vector3<f64>,
+    pub radius: f64,
+}
+
+impl AdaptiveBody {
+    /// Once per frame, before the steps: every active surface node inside the sphere is
+    /// moved to the sphere's surface along the ray from the centre. Here the surface points
+    /// *are* the active surface nodes, so the "closest active node" that receives the same
+    /// translation is the point itself. The moved nodes are held there for the frame (zero
+    /// velocity, not integrated): the tool is a position input read at frame rate. Returns the
+    /// held nodes as `(level, node)`.
+    pub(super) fn apply_tool(&mut self, tool: &SphereTool) -> Vec<(usize, u32)> {
+        let mut held = Vec::new();
+        for (n, st) in self.levels.iter_mut().enumerate() {
+            let level = &self.hierarchy.levels[n];
+            for &i in &st.active {
+                let i = i as usize;
+                if !level.surface[i] || level.fixed[i] || st.status[i] != NodeState::Active {
+                    continue;
+                }
+                let x = level.mesh.positions[i] + st.d[i];
+                let r = x - tool.center;
+                let dist = r.norm();
+                if dist < tool.radius {
+                    let dir = if dist > 1e-12 * tool.radius {
+                        r / dist
+                    } else {
+                        Vector3::z()
+                    };
+                    st.d[i] += tool.center + tool.radius * dir - x;
+                    st.v[i] = Vector3::zeros();
+                    st.held[i] = true;
+                    held.push((n, i as u32));
+                }
+            }
+        }
+        held
+    }
+}
