@@ -1,18 +1,13 @@
 //! `supple`: run scenes, benchmark them.
 
 mod bench;
-mod budget;
 mod hauth_forces;
 mod interrupt;
 mod mesh;
 mod modes;
 mod order;
-mod pictures;
-mod plots;
-mod record;
 mod render;
 mod run;
-mod skin;
 mod stress;
 mod tube_drop;
 
