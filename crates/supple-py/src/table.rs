@@ -14,6 +14,11 @@ pub fn to_toml(obj: &Bound<'_, PyAny>, key: &str) -> PyResult<Value> {
     if obj.is_instance_of::<PyString>() {
         return Ok(Value::String(obj.extract()?));
     }
+    // Paths (`pathlib.Path`, anything with `__fspath__`) as strings.
+    if obj.hasattr("__fspath__")? {
+        let path: std::path::PathBuf = obj.extract()?;
+        return Ok(Value::String(path.to_string_lossy().into_owned()));
+    }
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Value::Float(obj.extract()?));
     }
