@@ -4,7 +4,7 @@
 
 use crate::body::PyBody;
 use crate::errors::{diverged, scene_error, value_error};
-use crate::mesh::{indices, to_array, vectors};
+use crate::mesh::{indices as index_list, to_array, vectors};
 use crate::table::{set, to_toml};
 use numpy::PyArray2;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -225,10 +225,10 @@ impl PyWorld {
     fn apply_forces(
         &self,
         name: Option<&str>,
-        indices_: &Bound<'_, PyAny>,
+        indices: &Bound<'_, PyAny>,
         forces: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let vertices = indices(indices_, "indices")?;
+        let vertices = index_list(indices, "indices")?;
         let forces = vectors(forces, "forces")?;
         let mut w = self.lock()?;
         let i = body_index(&w, name)?;
@@ -326,7 +326,7 @@ impl PyWorld {
         stiffness: f64,
         damping: f64,
     ) -> PyResult<u64> {
-        let vertices = indices(vertices, "vertices")?;
+        let vertices = index_list(vertices, "vertices")?;
         let mut w = self.lock()?;
         let i = body_index(&w, name)?;
         let settings = GrabSettings { stiffness, damping };

@@ -82,3 +82,88 @@ pub fn mesh_from_table(
         })?;
     Ok((GivenMesh { mesh, regions }, notes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_scene;
+
+    const SCENE: &str = r#"
+dt = 0.01
+duration = 0.5
+[[body]]
+name = "bar"
+mesh = { kind = "box", cells = [4, 1, 1], cell_size = 0.1 }
+material = { model = "corotational", youngs = 1e5, poisson = 0.3, density = 1000.0 }
+fixed = [{ vertices = [0, 5] }]
+"#;
+
+    fn table_with_given_mesh() -> toml::Table {
+        let mut t: toml::Table = toml::from_str(SCENE).unwrap();
+        let body = t["body"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+        body.insert(
+            "mesh".into(),
+            toml::Value::Table(toml::from_str("kind = \"given\"\nindex = 0").unwrap()),
+        );
+        t
+    }
+
+    fn box_mesh() -> GivenMesh {
+        let table = toml::from_str("kind = \"box\"\ncells = [4, 1, 1]\ncell_size = 0.1").unwrap();
+        mesh_from_table(table, "m", Path::new(".")).unwrap().0
+    }
+
+    #[test]
+    fn a_given_mesh_makes_the_same_scene_as_the_file() {
+        let file = parse_scene(SCENE, Path::new("bar.toml")).unwrap();
+        let given = scene_from_table(table_with_given_mesh(), "bar", &[box_mesh()]).unwrap();
+        let (a, b) = (&file.bodies[0], &given.bodies[0]);
+        assert_eq!(a.mesh, b.mesh);
+        assert_eq!(a.fixed, b.fixed);
+        assert_eq!(
+            (a.youngs, a.poisson, a.density),
+            (b.youngs, b.poisson, b.density)
+        );
+        assert_eq!(
+            (file.dt, file.duration, file.steps()),
+            (given.dt, given.duration, 50)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let mut t = table_with_given_mesh();
+        let body = t["body"].as_array_mut().unwrap()[0].as_table_mut().unwrap();
+        body["material"]
+            .as_table_mut()
+            .unwrap()
+            .insert("poisson".into(), toml::Value::Float(0.5));
+        let e = scene_from_table(t, "py", &[box_mesh()]).unwrap_err();
+        assert!(
+            e.to_string().contains("body[0].material.poisson = 0.5"),
+            "{e}"
+        );
+        let mut t = table_with_given_mesh();
+        t.insert("dt".into(), toml::Value::String("fast".into()));
+        let e = scene_from_table(t, "py", &[box_mesh()]).unwrap_err();
+        assert!(e.to_string().contains("dt: invalid type"), "{e}");
+        let e = scene_from_table(table_with_given_mesh(), "py", &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("body[0].mesh: kind \"given\""),
+            "{e}"
+        );
+        let table = toml::from_str("kind = \"box\"\ncells = [0, 1, 1]\ncell_size = 0.1").unwrap();
+        let e = mesh_from_table(table, "m", Path::new(".")).unwrap_err();
+        assert!(e.to_string().contains("m.mesh.cells = [0, 1, 1]"), "{e}");
+    }
+
+    #[test]
+    fn a_scene_file_cannot_name_a_given_mesh() {
+        let text = SCENE.replace(
+            "{ kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }",
+            "{ kind = \"given\", index = 0 }",
+        );
+        let e = parse_scene(&text, Path::new("bar.toml")).unwrap_err();
+        assert!(e.to_string().contains("handed over by a program"), "{e}");
+    }
+}
