@@ -21,11 +21,13 @@ pub use errors::Diverged;
 pub use mesh::PyTetMesh;
 pub use world::PyWorld;
 
-/// Loads a scene file (TOML) as a `World` ready to step, as `supple run` would build it.
+/// Loads a scene file (TOML) as a `World` ready to step, as `supple run` would build it;
+/// `threads` sets the worker threads (default: all cores; results do not depend on it).
 #[pyfunction]
-fn load_scene(path: std::path::PathBuf) -> PyResult<PyWorld> {
+#[pyo3(signature = (path, threads = None))]
+fn load_scene(path: std::path::PathBuf, threads: Option<usize>) -> PyResult<PyWorld> {
     let scene = supple_io::load_scene(&path).map_err(errors::scene_error)?;
-    PyWorld::from_scene(scene, None)
+    PyWorld::from_scene(scene, threads)
 }
 
 /// The native module; `supple/__init__.py` re-exports it as `supple`.
