@@ -71,7 +71,7 @@ pub fn mesh_from_table(
             invalid(format!("{key}.mesh.{path}: {}", e.into_inner().message()))
         })?;
     let mut notes = Vec::new();
-    let (mesh, regions) =
+    let given =
         read_mesh(section, key, dir, Files::Disk, &[], &mut notes).map_err(|e| match e {
             BodyIssue::Mesh(key, source) => SceneError::Mesh {
                 path: dir.to_path_buf(),
@@ -80,7 +80,7 @@ pub fn mesh_from_table(
             },
             BodyIssue::Invalid(m) => invalid(m),
         })?;
-    Ok((GivenMesh { mesh, regions }, notes))
+    Ok((given, notes))
 }
 
 #[cfg(test)]

@@ -414,7 +414,7 @@ fn body_desc(
     if let Some(name) = &b.name {
         names::check_name(&format!("{key}.name"), name)?;
     }
-    let (mut mesh, regions) = read_mesh(b.mesh, &key, dir, files, given, notes)?;
+    let GivenMesh { mut mesh, regions } = read_mesh(b.mesh, &key, dir, files, given, notes)?;
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
     let angles =
@@ -485,7 +485,7 @@ fn read_mesh(
     files: Files<'_>,
     given: &[GivenMesh],
     notes: &mut Vec<String>,
-) -> Result<(TetMesh, Vec<(String, Vec<u32>)>), BodyIssue> {
+) -> Result<GivenMesh, BodyIssue> {
     let mut regions = Vec::new();
     let mesh = match section {
         MeshSection::Box {
@@ -537,13 +537,13 @@ fn read_mesh(
             g.mesh.clone()
         }
         file => {
-            let m = mesh_file::read(file, &key, dir, files)?;
+            let m = mesh_file::read(file, key, dir, files)?;
             notes.extend(m.notes);
             regions = m.regions;
             m.mesh
         }
     };
-    Ok((mesh, regions))
+    Ok(GivenMesh { mesh, regions })
 }
 
 fn split_count(split: TetSplit) -> u8 {
