@@ -3,7 +3,6 @@
 
 mod direct;
 
-use crate::record::median;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -14,6 +13,7 @@ use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::{BlockCsr, Preconditioner};
 use supple::nalgebra::Vector3;
 use supple::time::WarmStart;
+use supple_run::record::median;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -97,7 +97,7 @@ struct Report {
     /// Embedded surfaces (bodies with `surface`): one placement per timed step, timed apart
     /// from the step.
     #[serde(skip_serializing_if = "Option::is_none")]
-    surface: Option<crate::skin::SurfaceBench>,
+    surface: Option<supple_run::skin::SurfaceBench>,
     /// Process CPU time (user + system, all threads) per timed step, from /proc/self/stat
     /// (Linux; clock-tick resolution, so a mean over the timed steps).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,7 +315,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         writeln!(std::io::stdout().lock(), "{json}")?;
         return Ok(());
     }
-    let mut skins = crate::skin::Skins::new(&scene, None, std::path::Path::new(""))?;
+    let mut skins = supple_run::skin::Skins::new(&scene, None, std::path::Path::new(""))?;
     skins.time_binding(&scene)?;
     for _ in 0..args.warmup {
         world.step()?;

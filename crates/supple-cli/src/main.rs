@@ -2,19 +2,14 @@
 
 mod adaptive_poke;
 mod bench;
-mod budget;
 mod debunne_cube;
 mod hauth_forces;
 mod interrupt;
 mod mesh;
 mod modes;
 mod order;
-mod pictures;
-mod plots;
-mod record;
 mod render;
 mod run;
-mod skin;
 mod stress;
 mod tube_drop;
 

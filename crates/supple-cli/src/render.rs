@@ -2,7 +2,6 @@
 //! `scene.pvd`, `frames/*.vtu`, `metrics.csv`, `summary.json` and, when the scene had rigid
 //! obstacles, `obstacles.json`.
 
-use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rayon::prelude::*;
@@ -10,6 +9,7 @@ use std::path::PathBuf;
 use supple::nalgebra::Vector3;
 use supple_io::vtu_read::{read_pvd, read_vtu, VtuData};
 use supple_io::ColorBy;
+use supple_run::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 
 #[derive(Args)]
 pub struct RenderArgs {
@@ -25,10 +25,10 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub edges: bool,
     /// Camera azimuth in degrees around +y (0: from +z).
-    #[arg(long, default_value_t = crate::pictures::DEFAULT_AZIMUTH, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = supple_run::pictures::DEFAULT_AZIMUTH, allow_hyphen_values = true)]
     pub azimuth: f64,
     /// Camera elevation in degrees above the horizontal.
-    #[arg(long, default_value_t = crate::pictures::DEFAULT_ELEVATION, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = supple_run::pictures::DEFAULT_ELEVATION, allow_hyphen_values = true)]
     pub elevation: f64,
     /// Zoom factor (> 1: closer than the framing of the whole run).
     #[arg(long, default_value_t = 1.0)]
@@ -160,7 +160,7 @@ pub fn render(args: RenderArgs) -> Result<i32> {
         elevation: args.elevation,
         zoom: args.zoom,
     };
-    let report = crate::pictures::write_all(dir, &recording, &opts, !args.no_plots)
+    let report = supple_run::pictures::write_all(dir, &recording, &opts, !args.no_plots)
         .with_context(|| format!("rendering {}", dir.display()))?;
     if !args.quiet {
         eprintln!(

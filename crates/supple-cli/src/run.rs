@@ -1,21 +1,12 @@
-//! `supple run`: simulate a scene and write what a person can open.
-//!
-//! Output folder layout: `frames/frame_NNNNN.vtu` + `scene.pvd` (ParaView animation),
-//! embedded surfaces as `frames/surface_NNNNN.vtp` + `surface.pvd` (skin.rs),
-//! `metrics.csv` (one row per output frame), `summary.json`, and the pictures: `final.png`,
-//! `images/`, `animation.gif`, `plots/` (see pictures.rs and plots.rs).
+//! `supple run`: simulate a scene and write what a person can open. The run itself is
+//! [`supple_run::run_scene`] (shared with the Python module); this adds the command line, the
+//! progress bar and Ctrl-C.
 
-use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
-use crate::record::Recorder;
-use crate::skin::Skins;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
-use supple::world::World;
-use supple_io::pvd::{PvdEntry, PvdWriter};
-use supple_io::vtu::{write_vtu_with, VtuEncoding, VtuFrame};
+use std::path::PathBuf;
+use supple_run::{run_scene, Progress, RunOptions, RunOutcome};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -35,277 +26,58 @@ pub struct RunArgs {
     pub force: bool,
 }
 
+/// The progress bar (hidden with `--quiet`; indicatif hides it when stderr is not a
+/// terminal) and Ctrl-C, both from the first step on.
+struct Terminal {
+    quiet: bool,
+    bar: ProgressBar,
+    interrupt: Option<crate::interrupt::Interrupt>,
+}
+
+impl Progress for Terminal {
+    fn start(&mut self, steps: usize) {
+        if !self.quiet {
+            self.bar =
+                ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
+            self.bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{bar:40}] {pos}/{len} steps, {per_sec}, eta {eta} {msg}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+        }
+        self.interrupt = Some(crate::interrupt::watch());
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.requested())
+    }
+    fn step_done(&mut self) {
+        self.bar.inc(1);
+    }
+    fn finish(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 /// Runs the scene; returns the process exit status (0; [`crate::EXIT_DIVERGED`] when the
 /// simulation diverged; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
-    // Refused before any file is written or any step taken.
-    crate::budget::check(&scene, args.force)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("out").join(&scene.name));
-    let frames_dir = out.join("frames");
-    std::fs::create_dir_all(&frames_dir)
-        .with_context(|| format!("cannot create {}", frames_dir.display()))?;
-    // Stale frames of an earlier run would otherwise mix with this one's.
-    for entry in std::fs::read_dir(&frames_dir)?.flatten() {
-        if entry.path().extension().is_some_and(|e| e == "vtu") {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    crate::skin::remove_stale_frames(&frames_dir)?;
-    let (mut world, grabs, exact) = scene.build_world_with_ids()?;
-    if !args.quiet {
-        for n in &scene.notes {
-            eprintln!("note: {n}");
-        }
-        for (body, notes) in world.integrator_notes() {
-            for n in notes {
-                eprintln!("{}: {body}: {n}", world.integrator_name());
-            }
-        }
-        if let Some(c) = world.contact() {
-            let s = c.settings();
-            eprintln!(
-                "contact: {} obstacle(s), self-collision {}, body collision {}, {:?} broad phase, {:?} narrow phase, {:?} response, thickness {:.3e} m",
-                s.obstacles.len(),
-                if s.self_collision { "on" } else { "off" },
-                if s.body_collision { "on" } else { "off" },
-                s.broad_phase,
-                s.narrow_phase,
-                s.response,
-                c.thickness()
-            );
-        }
-    }
-    let steps = scene.steps();
-    let csv_path = out.join("metrics.csv");
-    let csv = std::fs::File::create(&csv_path)
-        .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &exact, csv)?;
-    // Created now and kept valid after every frame: a run stopped at any point leaves a
-    // collection ParaView reads.
-    let mut pvd = match scene.output.vtu {
-        true => Some(PvdWriter::create(&out.join("scene.pvd"))?),
-        false => None,
+    let opts = RunOptions {
+        out: args.out,
+        quiet: args.quiet,
+        force: args.force,
     };
-    let mut frames_written = 0usize;
-    let encoding = match scene.output.compress {
-        true => VtuEncoding::Zlib,
-        false => VtuEncoding::Raw,
+    let mut terminal = Terminal {
+        quiet: args.quiet,
+        bar: ProgressBar::hidden(),
+        interrupt: None,
     };
-    let mut last_frame_time = None;
-    let every = scene.output.frame_every;
-    let mut skins = Skins::new(
-        &scene,
-        scene.output.vtu.then_some(out.as_path()),
-        &frames_dir,
-    )?;
-    let surfaces = (world.bodies.iter().enumerate())
-        .map(|(i, b)| {
-            skins
-                .picture_surface(i)
-                .unwrap_or_else(|| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
-        })
-        .collect();
-    let obstacles = world.contact().map(|c| c.settings().obstacles.as_slice());
-    let mut recording =
-        Recording::new(scene.output.color, surfaces).with_obstacles(obstacles.unwrap_or(&[]));
-
-    let mut write_frame =
-        |world: &mut World, rec: &mut Recorder, pvd: &mut Option<PvdWriter>| -> Result<()> {
-            rec.write_row(world)?;
-            last_frame_time = Some(world.time);
-            let stresses: Vec<Option<Vec<f64>>> = world
-                .bodies
-                .iter_mut()
-                .map(|b| b.von_mises_stress())
-                .collect();
-            skins.update(|i| &world.bodies[i].x)?;
-            skins.write_frame(world.time)?;
-            let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses).enumerate())
-                .map(|(i, (b, vm))| {
-                    let (x, rest) = skins.positions(i).unwrap_or((&b.x, &b.mesh.positions));
-                    BodyState {
-                        x,
-                        rest,
-                        von_mises: vm.as_deref(),
-                    }
-                })
-                .collect();
-            recording.push(world.time, &states);
-            if let Some(pvd) = pvd {
-                let several = world.bodies.len() > 1;
-                for (part, (body, vm)) in world.bodies.iter().zip(&stresses).enumerate() {
-                    // Body names are restricted to [A-Za-z0-9_-] (supple_io::scene::names):
-                    // the file stays in frames/.
-                    let name = if several {
-                        format!("{}_frame_{frames_written:05}.vtu", body.name)
-                    } else {
-                        format!("frame_{frames_written:05}.vtu")
-                    };
-                    let displacement: Vec<_> = body
-                        .x
-                        .iter()
-                        .zip(&body.mesh.positions)
-                        .map(|(x, x0)| x - x0)
-                        .collect();
-                    let ratios = body.volume_ratios();
-                    let fixed: Vec<f64> =
-                        body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
-                    let mut cell_scalars = vec![("volume_ratio", ratios.as_slice())];
-                    if let Some(vm) = vm {
-                        cell_scalars.push(("von_mises", vm.as_slice()));
-                    }
-                    let frame = VtuFrame {
-                        point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
-                        point_scalars: vec![("fixed", &fixed)],
-                        cell_scalars,
-                        ..VtuFrame::new(&body.x, &body.elems.tets)
-                    };
-                    write_vtu_with(&frames_dir.join(&name), &frame, encoding)?;
-                    pvd.push(&PvdEntry {
-                        time: world.time,
-                        part,
-                        name: several.then(|| body.name.clone()),
-                        file: format!("frames/{name}"),
-                    })?;
-                }
-                frames_written += 1;
-            }
-            Ok(())
-        };
-
-    let bar = if args.quiet {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{bar:40}] {pos}/{len} steps, {per_sec}, eta {eta} {msg}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
-        bar
-    };
-    write_frame(&mut world, &mut rec, &mut pvd)?;
-    let interrupt = crate::interrupt::watch();
-    let started = Instant::now();
-    let mut diverged = None;
-    let mut interrupted = false;
-    for _ in 0..steps {
-        let t = Instant::now();
-        let result = world.step();
-        rec.after_step(&mut world, t.elapsed().as_secs_f64() * 1e3);
-        if let Err(d) = result {
-            diverged = Some(d);
-            break;
-        }
-        let stop = interrupt.requested();
-        if world.steps % every == 0 || world.steps == steps || stop {
-            write_frame(&mut world, &mut rec, &mut pvd)?;
-        }
-        bar.inc(1);
-        if stop {
-            interrupted = true;
-            break;
-        }
-    }
-    bar.finish_and_clear();
-    // A run whose steps all finished can still have failed: too many unconverged solves.
-    if diverged.is_none() {
-        if let Some(reason) = world.verdict() {
-            diverged = Some(supple::world::Diverged {
-                body: match world.bodies.as_slice() {
-                    [one] => one.name.clone(),
-                    _ => "(all bodies)".to_string(),
-                },
-                step: world.steps,
-                time: world.time,
-                reason,
-            });
-        }
-    }
-    // A static run succeeds only when its final equilibrium converged.
-    if let (None, Some(residual)) = (&diverged, rec.static_unconverged(&world)) {
-        diverged = Some(supple::world::Diverged {
-            body: "(static)".to_string(),
-            step: world.steps,
-            time: world.time,
-            reason: format!(
-                "the final static equilibrium did not converge: a Newton solve of the last step (a load step) ended above newton_tolerance (the last load step ended at {residual:.3e} relative)"
-            ),
-        });
-    }
-    drop(pvd);
-    let mut summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
-    summary.mesh_notes = scene.notes.clone();
-    let summary_path = out.join("summary.json");
-    std::fs::write(
-        &summary_path,
-        serde_json::to_string_pretty(&summary)? + "\n",
-    )
-    .with_context(|| format!("cannot write {}", summary_path.display()))?;
-    let sim_seconds = started.elapsed().as_secs_f64();
-    recording.write_obstacles(&out)?;
-    let pictures = crate::pictures::write_all(
-        &out,
-        &recording,
-        &PictureOptions::from_output(&scene.output, recording.times.len()),
-        scene.output.plots,
-    )?;
-    for b in summary.bodies.iter().filter(|_| diverged.is_none()) {
-        if b.inverted_tets_final > 0 {
-            eprintln!(
-                "warning: body `{}` ends with {} inverted tet(s) (smallest volume ratio {:.3e})",
-                b.name, b.inverted_tets_final, b.min_tet_volume_ratio_final
-            );
-        }
-    }
-    if summary.retried_steps > 0 && !args.quiet {
-        eprintln!(
-            "step control: {} step(s) retried with shorter steps ({} failed tries), shortest step {:.3e} s",
-            summary.retried_steps, summary.retries, summary.dt_min
-        );
-    }
-    if let Some(d) = diverged {
-        eprintln!(
-            "diverged: {d}; frames up to t = {:?} s are in {}",
-            last_frame_time.unwrap_or(0.0),
-            out.display()
-        );
-        return Ok(crate::EXIT_DIVERGED);
-    }
-    if interrupted {
-        eprintln!(
-            "interrupted after step {} (t = {:?} s); frames, metrics.csv and summary.json (\"interrupted\": true) are in {}",
-            world.steps,
-            world.time,
-            out.display()
-        );
-        return Ok(crate::EXIT_INTERRUPTED);
-    }
-    if !args.quiet && !skins.is_empty() {
-        eprintln!(
-            "embedded surface: {:.3} ms per placement (median of {})",
-            crate::record::median(&skins.update_ms),
-            skins.update_ms.len()
-        );
-    }
-    if !args.quiet {
-        eprintln!(
-            "{}: {} steps ({:.3} s simulated) in {:.2} s ({:.3} ms/step median); {} pictures in {:.2} s; wrote {}",
-            scene.name,
-            world.steps,
-            world.time,
-            sim_seconds,
-            summary.wall_ms_per_step_median,
-            pictures.images,
-            pictures.seconds,
-            out.display()
-        );
-    }
-    Ok(0)
+    let report = run_scene(&scene, &opts, &mut terminal)?;
+    Ok(match report.outcome {
+        RunOutcome::Finished => 0,
+        RunOutcome::Diverged(_) => crate::EXIT_DIVERGED,
+        RunOutcome::Interrupted => crate::EXIT_INTERRUPTED,
+    })
 }

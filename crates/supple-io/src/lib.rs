@@ -17,6 +17,6 @@ pub mod vtu_read;
 pub use error::IoError;
 pub use files::Files;
 pub use scene::{
-    load_scene, parse_scene, parse_scene_from_memory, parse_scene_with, ColorBy, OutputSettings,
-    Scene, SceneError,
+    load_scene, parse_scene, parse_scene_from_memory, parse_scene_with, scene_from_table, ColorBy,
+    GivenMesh, OutputSettings, Scene, SceneError,
 };

@@ -14,7 +14,6 @@
 //! pool has one thread (`--threads 1`): on a shared machine they are far steadier than wall
 //! time, and with one thread every solver runs on the calling thread. Otherwise, wall time.
 
-use crate::record::median;
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -22,6 +21,7 @@ use std::time::Instant;
 use supple::linalg::ordering::OrderingKind;
 use supple::linalg::{BlockCsr, Pcg, PcgSettings, Preconditioner, SparseCholesky};
 use supple::nalgebra::Vector3;
+use supple_run::record::median;
 
 #[derive(Args)]
 pub struct DirectArgs {

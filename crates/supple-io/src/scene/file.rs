@@ -225,6 +225,9 @@ pub(super) enum MeshSection {
         #[serde(default)]
         orient: Orient,
     },
+    /// A mesh handed over in memory by a program (the Python module), by its index among
+    /// the meshes given to [`super::scene_from_table`]; a scene file has none to name.
+    Given { index: usize },
 }
 
 pub(super) fn default_split() -> u8 {

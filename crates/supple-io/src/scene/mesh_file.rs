@@ -31,9 +31,9 @@ pub(super) fn read(
         MeshSection::Medit { path, orient } => (path, orient, Some(MeshFormat::Medit)),
         MeshSection::File { path, orient } => (path, orient, None),
         MeshSection::Surface { path, spacing } => return stuffed(&path, spacing, key, dir),
-        MeshSection::Box { .. } => {
+        MeshSection::Box { .. } | MeshSection::Given { .. } => {
             return Err(BodyIssue::Invalid(format!(
-                "{key}.mesh: a box is generated, not read"
+                "{key}.mesh: a box or given mesh is not read from a file"
             )))
         }
     };

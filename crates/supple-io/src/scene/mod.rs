@@ -23,6 +23,7 @@ pub mod budget;
 mod contact;
 mod exact;
 mod file;
+mod given;
 mod grab;
 mod integrator;
 mod material;
@@ -34,6 +35,7 @@ mod surface;
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
 pub use exact::SceneExact;
 use file::*;
+pub use given::{mesh_from_table, scene_from_table, GivenMesh};
 pub use grab::SceneGrab;
 pub use rigid::SceneRigid;
 pub use surface::SceneSurface;
@@ -223,7 +225,7 @@ pub fn parse_scene_with(text: &str, path: &Path, files: Files<'_>) -> Result<Sce
         };
         syntax(e.into_inner(), key)
     })?;
-    validate(file, path, files)
+    validate(file, path, files, &[])
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -249,7 +251,12 @@ fn finite3(key: &str, v: [f64; 3]) -> Result<Vector3<f64>, String> {
     }
 }
 
-fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, SceneError> {
+fn validate(
+    file: SceneFile,
+    path: &Path,
+    files: Files<'_>,
+    given: &[GivenMesh],
+) -> Result<Scene, SceneError> {
     let invalid = |message: String| SceneError::Invalid {
         path: path.to_path_buf(),
         message,
@@ -313,14 +320,15 @@ fn validate(file: SceneFile, path: &Path, files: Files<'_>) -> Result<Scene, Sce
     let mut surfaces = Vec::with_capacity(file.body.len());
     let mut notes = Vec::new();
     for (i, b) in file.body.into_iter().enumerate() {
-        let (body, surface) = body_desc(b, i, dir, files, &mut notes).map_err(|e| match e {
-            BodyIssue::Mesh(key, source) => SceneError::Mesh {
-                path: path.to_path_buf(),
-                key,
-                source,
-            },
-            BodyIssue::Invalid(m) => invalid(m),
-        })?;
+        let (body, surface) =
+            body_desc(b, i, dir, files, given, &mut notes).map_err(|e| match e {
+                BodyIssue::Mesh(key, source) => SceneError::Mesh {
+                    path: path.to_path_buf(),
+                    key,
+                    source,
+                },
+                BodyIssue::Invalid(m) => invalid(m),
+            })?;
         bodies.push(body);
         surfaces.push(surface);
     }
@@ -432,59 +440,14 @@ fn body_desc(
     i: usize,
     dir: &Path,
     files: Files<'_>,
+    given: &[GivenMesh],
     notes: &mut Vec<String>,
 ) -> Result<(BodyDesc, Option<SceneSurface>), BodyIssue> {
     let key = format!("body[{i}]");
-    let mut regions = Vec::new();
     if let Some(name) = &b.name {
         names::check_name(&format!("{key}.name"), name)?;
     }
-    let mut mesh = match b.mesh {
-        MeshSection::Box {
-            cells,
-            cell_size,
-            origin,
-            split,
-        } => {
-            if cells.contains(&0) {
-                return Err(format!(
-                    "{key}.mesh.cells = {cells:?}: every count must be at least 1"
-                )
-                .into());
-            }
-            let size = match cell_size {
-                CellSize::Uniform(h) => [h; 3],
-                CellSize::PerAxis(h) => h,
-            };
-            if !size.iter().all(|h| *h > 0.0 && h.is_finite()) {
-                return Err(
-                    format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into(),
-                );
-            }
-            let split = match split {
-                5 => TetSplit::Five,
-                6 => TetSplit::Six,
-                s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
-            };
-            // Before allocating: counts that overflow or cannot be held are refused here.
-            let cells_key = format!("{key}.mesh.cells = {cells:?}");
-            let (vertices, tets) = budget::box_counts(cells, u64::from(split_count(split)))
-                .ok_or_else(|| format!("{cells_key}: the vertex or tet count overflows"))?;
-            budget::check_mesh_size(&cells_key, vertices, tets, "tets")?;
-            box_grid(&BoxGrid {
-                cells,
-                cell_size: Vector3::from(size),
-                origin: finite3(&format!("{key}.mesh.origin"), origin)?,
-                split,
-            })
-        }
-        file => {
-            let m = mesh_file::read(file, &key, dir, files)?;
-            notes.extend(m.notes);
-            regions = m.regions;
-            m.mesh
-        }
-    };
+    let GivenMesh { mut mesh, regions } = read_mesh(b.mesh, &key, dir, files, given, notes)?;
     let t = &b.transform;
     positive(&format!("{key}.transform.scale"), t.scale)?;
     let angles =
@@ -544,6 +507,76 @@ fn body_desc(
         constraints: Vec::new(),
     };
     Ok((body, surface))
+}
+
+/// The mesh of `mesh = { ... }` at `key` (`body[0]`) and its named regions: generated,
+/// given, or read from a file relative to `dir`.
+fn read_mesh(
+    section: MeshSection,
+    key: &str,
+    dir: &Path,
+    files: Files<'_>,
+    given: &[GivenMesh],
+    notes: &mut Vec<String>,
+) -> Result<GivenMesh, BodyIssue> {
+    let mut regions = Vec::new();
+    let mesh = match section {
+        MeshSection::Box {
+            cells,
+            cell_size,
+            origin,
+            split,
+        } => {
+            if cells.contains(&0) {
+                return Err(format!(
+                    "{key}.mesh.cells = {cells:?}: every count must be at least 1"
+                )
+                .into());
+            }
+            let size = match cell_size {
+                CellSize::Uniform(h) => [h; 3],
+                CellSize::PerAxis(h) => h,
+            };
+            if !size.iter().all(|h| *h > 0.0 && h.is_finite()) {
+                return Err(
+                    format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into(),
+                );
+            }
+            let split = match split {
+                5 => TetSplit::Five,
+                6 => TetSplit::Six,
+                s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
+            };
+            // Before allocating: counts that overflow or cannot be held are refused here.
+            let cells_key = format!("{key}.mesh.cells = {cells:?}");
+            let (vertices, tets) = budget::box_counts(cells, u64::from(split_count(split)))
+                .ok_or_else(|| format!("{cells_key}: the vertex or tet count overflows"))?;
+            budget::check_mesh_size(&cells_key, vertices, tets, "tets")?;
+            box_grid(&BoxGrid {
+                cells,
+                cell_size: Vector3::from(size),
+                origin: finite3(&format!("{key}.mesh.origin"), origin)?,
+                split,
+            })
+        }
+        MeshSection::Given { index } => {
+            let g = given.get(index).ok_or_else(|| match given.len() {
+                0 => format!(
+                    "{key}.mesh: kind \"given\" is a mesh handed over by a program (the Python module); a scene file names a mesh file or a box"
+                ),
+                n => format!("{key}.mesh.index = {index}: out of range ({n} mesh(es) given)"),
+            })?;
+            regions.clone_from(&g.regions);
+            g.mesh.clone()
+        }
+        file => {
+            let m = mesh_file::read(file, key, dir, files)?;
+            notes.extend(m.notes);
+            regions = m.regions;
+            m.mesh
+        }
+    };
+    Ok(GivenMesh { mesh, regions })
 }
 
 fn split_count(split: TetSplit) -> u8 {

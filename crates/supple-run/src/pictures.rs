@@ -4,7 +4,7 @@
 //!
 //! Everything is rendered after the run, so the default camera can frame the bounding box of
 //! the whole run. Only boundary vertices are kept (as `f32`), with the one field the colouring
-//! needs. Rigid obstacles are drawn too, in grey (see [`obstacles`]).
+//! needs. Rigid obstacles are drawn too, in grey (see `pictures/obstacles.rs`).
 
 mod obstacles;
 

@@ -1,0 +1,23 @@
+"""Supple: real-time soft-body simulation (tetrahedral FEM) from Python.
+
+Arrays go in and out as numpy arrays, copied, in your vertex order: vertices and
+positions ``(n, 3)`` float64, tets ``(m, 4)`` integers.
+
+    >>> import supple
+    >>> mesh = supple.TetMesh.box(cells=(10, 3, 3), cell_size=0.1)
+    >>> bar = supple.Body(mesh, name="bar", model="corotational", youngs=1e5,
+    ...                   poisson=0.33, density=1000.0, fixed=[0, 11, 22])
+    >>> world = supple.World([bar], dt=0.01)
+    >>> world.step(10)
+    >>> world.positions("bar").shape
+    (176, 3)
+
+Bodies and worlds take the keys of Supple's scene files (see the README) and are
+validated by the same code: a bad value raises ``ValueError`` naming its key. A step
+that fails raises ``supple.Diverged``. ``load_scene(path)`` builds the world of a scene
+file; ``World.run(out=...)`` writes what ``supple run`` writes.
+"""
+
+from ._supple import Body, Diverged, TetMesh, World, __version__, load_scene
+
+__all__ = ["Body", "Diverged", "TetMesh", "World", "load_scene", "__version__"]

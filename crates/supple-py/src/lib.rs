@@ -1,0 +1,43 @@
+//! Supple from Python: the native part of the `supple` module (`supple._supple`, re-exported
+//! by `python/supple/__init__.py`; built into a wheel by maturin, see `pyproject.toml`).
+//!
+//! Arrays go in and out as numpy arrays, copied, in the caller's vertex order: vertices and
+//! positions as `(n, 3)` float64, tets as `(m, 4)` integers. Bodies and worlds are described
+//! with the keys of a scene file and validated by the same code as scene files
+//! ([`supple_io::scene_from_table`]), so a bad parameter raises `ValueError` with the scene's
+//! key path and reason (`body[0].material.poisson = 0.5: must be below 0.5`).
+
+use pyo3::prelude::*;
+
+mod body;
+mod errors;
+mod mesh;
+mod run;
+mod table;
+mod world;
+
+pub use body::PyBody;
+pub use errors::Diverged;
+pub use mesh::PyTetMesh;
+pub use world::PyWorld;
+
+/// Loads a scene file (TOML) as a `World` ready to step, as `supple run` would build it;
+/// `threads` sets the worker threads (default: all cores; results do not depend on it).
+#[pyfunction]
+#[pyo3(signature = (path, threads = None))]
+fn load_scene(path: std::path::PathBuf, threads: Option<usize>) -> PyResult<PyWorld> {
+    let scene = supple_io::load_scene(&path).map_err(errors::scene_error)?;
+    PyWorld::from_scene(scene, threads)
+}
+
+/// The native module; `supple/__init__.py` re-exports it as `supple`.
+#[pymodule(name = "_supple")]
+fn supple_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTetMesh>()?;
+    m.add_class::<PyBody>()?;
+    m.add_class::<PyWorld>()?;
+    m.add_function(wrap_pyfunction!(load_scene, m)?)?;
+    m.add("Diverged", m.py().get_type::<Diverged>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

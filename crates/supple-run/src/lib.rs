@@ -1,0 +1,16 @@
+//! The run behind `supple run`, as a library: [`run_scene`] simulates a scene and writes its
+//! frames (VTU/PVD), `metrics.csv`, `summary.json` and pictures. The command-line program and
+//! the Python module (`supple.World.run`) both call it, so both write the same files.
+//!
+//! Also here because a run and its re-rendering share them: the recording and pictures
+//! ([`pictures`], [`plots`]), the metrics and summary ([`record`]), embedded surfaces
+//! ([`skin`]) and the resource estimate checked before a run ([`budget`]).
+
+pub mod budget;
+pub mod pictures;
+pub mod plots;
+pub mod record;
+mod run;
+pub mod skin;
+
+pub use run::{run_scene, Progress, RunOptions, RunOutcome, RunReport, Silent};
