@@ -266,3 +266,27 @@ def test_stubs_cover_the_module():
         public = {m for m in dir(getattr(supple, name)) if not m.startswith("_")}
         assert public == stubbed - {"__init__"}, (name, public ^ (stubbed - {"__init__"}))
     assert (pathlib.Path(supple.__file__).with_name("py.typed")).exists()
+
+
+def test_reading_while_another_thread_steps():
+    # In a child process: a deadlock (a reader holding the GIL while waiting for the world,
+    # the stepping thread waiting for the GIL) would hang it, and the timeout catches that.
+    code = f"""
+import sys, threading
+sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+from test_supple import bar_from_python
+world = bar_from_python()
+stepper = threading.Thread(target=world.step, args=(400,))
+stepper.start()
+reads = 0
+while stepper.is_alive():
+    world.positions("bar")
+    reads += 1
+stepper.join()
+assert world.steps == 400, world.steps
+print(reads)
+"""
+    import sys
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 1
