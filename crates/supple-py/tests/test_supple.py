@@ -290,3 +290,24 @@ print(reads)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) >= 1
+
+
+def test_loaders_read_what_the_scenes_read(tmp_path):
+    tube = supple.TetMesh.load(REPO / "scenes" / "meshes" / "tube_solid_1k.node")
+    assert tube.n_tets == 1034 and tube.vertices.dtype == np.float64
+    # A Gmsh 2.2 file with a physical group: its vertices become a region for `fixed`.
+    msh = tmp_path / "two.msh"
+    msh.write_text(
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n2 7 \"base\"\n$EndPhysicalNames\n"
+        "$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n$EndNodes\n"
+        "$Elements\n3\n1 2 2 7 7 1 2 3\n2 4 2 1 1 1 2 3 4\n3 4 2 1 1 2 3 4 5\n$EndElements\n")
+    two = supple.TetMesh.load(msh, orient="fix")
+    assert two.n_tets == 2 and sorted(two.regions["base"].tolist()) == [0, 1, 2]
+    world = supple.World([supple.Body(two, youngs=1e5, poisson=0.3, fixed=[{"region": "base"}])])
+    world.step(2)
+    assert np.array_equal(world.positions()[:3], two.vertices[:3])
+    assert not np.array_equal(world.positions()[3:], two.vertices[3:])
+    with pytest.raises(OSError):
+        supple.TetMesh.load(tmp_path / "missing.msh")
+    stuffed = supple.TetMesh.from_surface(REPO / "scenes" / "meshes" / "bunny.obj", spacing=0.8)
+    assert stuffed.n_tets > 100 and stuffed.notes
