@@ -26,5 +26,8 @@ else:
     plt.xlabel("time (s)")
     plt.ylabel("tip height (m)")
     plt.title("scenes/bar.toml from Python")
-    plt.savefig("bar_tip.png", dpi=120)
-    print("wrote bar_tip.png")
+    import pathlib
+
+    pathlib.Path("out").mkdir(exist_ok=True)
+    plt.savefig("out/bar_tip.png", dpi=120)
+    print("wrote out/bar_tip.png")

@@ -10,7 +10,7 @@ use numpy::PyArray2;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use supple::world::{GrabId, GrabSettings, World};
 use supple_io::{GivenMesh, Scene};
 use toml::{Table, Value};
@@ -59,10 +59,18 @@ impl PyWorld {
         })
     }
 
+    /// The world, for a call made with the GIL held. While another thread holds it (a
+    /// `step` running with the GIL released), the wait happens with the GIL released too:
+    /// holding it here would block that thread, which takes the GIL back before it lets go
+    /// of the world.
     pub(crate) fn lock(&self) -> PyResult<MutexGuard<'_, World>> {
-        self.world
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("the world was left unusable by a panic"))
+        Python::attach(|py| loop {
+            match self.world.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.world.lock())),
+                Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
+            }
+        })
     }
 
     pub(crate) fn scene(&self) -> &Scene {
@@ -165,11 +173,19 @@ impl PyWorld {
     /// keeps the failed state.
     #[pyo3(signature = (n = 1))]
     fn step(&self, py: Python<'_>, n: usize) -> PyResult<()> {
-        let mut world = self.lock()?;
-        let w: &mut World = &mut world;
-        let pool = &self.pool;
-        py.detach(|| pool.install(|| (0..n).try_for_each(|_| w.step())))
-            .map_err(|d| diverged(py, &d))
+        let (world, pool) = (&self.world, &self.pool);
+        // The world is taken and let go without the GIL (see `lock`).
+        let result = py.detach(|| {
+            let mut guard = world.lock().map_err(|_| None)?;
+            let w: &mut World = &mut guard;
+            pool.install(|| (0..n).try_for_each(|_| w.step()))
+                .map_err(Some)
+        });
+        match result {
+            Ok(()) => Ok(()),
+            Err(Some(d)) => Err(diverged(py, &d)),
+            Err(None) => Err(poisoned()),
+        }
     }
 
     /// Current positions of body `name` (may be omitted with one body): `(n, 3)` float64,
@@ -424,6 +440,10 @@ impl PyWorld {
             w.dt
         ))
     }
+}
+
+fn poisoned() -> PyErr {
+    PyRuntimeError::new_err("the world was left unusable by a panic")
 }
 
 fn check_len<T>(v: &[T], n: usize, what: &str) -> PyResult<()> {

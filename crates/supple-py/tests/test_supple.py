@@ -266,3 +266,48 @@ def test_stubs_cover_the_module():
         public = {m for m in dir(getattr(supple, name)) if not m.startswith("_")}
         assert public == stubbed - {"__init__"}, (name, public ^ (stubbed - {"__init__"}))
     assert (pathlib.Path(supple.__file__).with_name("py.typed")).exists()
+
+
+def test_reading_while_another_thread_steps():
+    # In a child process: a deadlock (a reader holding the GIL while waiting for the world,
+    # the stepping thread waiting for the GIL) would hang it, and the timeout catches that.
+    code = f"""
+import sys, threading
+sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+from test_supple import bar_from_python
+world = bar_from_python()
+stepper = threading.Thread(target=world.step, args=(400,))
+stepper.start()
+reads = 0
+while stepper.is_alive():
+    world.positions("bar")
+    reads += 1
+stepper.join()
+assert world.steps == 400, world.steps
+print(reads)
+"""
+    import sys
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 1
+
+
+def test_loaders_read_what_the_scenes_read(tmp_path):
+    tube = supple.TetMesh.load(REPO / "scenes" / "meshes" / "tube_solid_1k.node")
+    assert tube.n_tets == 1034 and tube.vertices.dtype == np.float64
+    # A Gmsh 2.2 file with a physical group: its vertices become a region for `fixed`.
+    msh = tmp_path / "two.msh"
+    msh.write_text(
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n2 7 \"base\"\n$EndPhysicalNames\n"
+        "$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n$EndNodes\n"
+        "$Elements\n3\n1 2 2 7 7 1 2 3\n2 4 2 1 1 1 2 3 4\n3 4 2 1 1 2 3 4 5\n$EndElements\n")
+    two = supple.TetMesh.load(msh, orient="fix")
+    assert two.n_tets == 2 and sorted(two.regions["base"].tolist()) == [0, 1, 2]
+    world = supple.World([supple.Body(two, youngs=1e5, poisson=0.3, fixed=[{"region": "base"}])])
+    world.step(2)
+    assert np.array_equal(world.positions()[:3], two.vertices[:3])
+    assert not np.array_equal(world.positions()[3:], two.vertices[3:])
+    with pytest.raises(OSError):
+        supple.TetMesh.load(tmp_path / "missing.msh")
+    stuffed = supple.TetMesh.from_surface(REPO / "scenes" / "meshes" / "bunny.obj", spacing=0.8)
+    assert stuffed.n_tets > 100 and stuffed.notes
