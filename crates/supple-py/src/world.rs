@@ -369,6 +369,142 @@ impl PyWorld {
         Ok(self.lock()?.grab_force(GrabId(id)).map(Into::into))
     }
 
+    /// Adds an exact constraint (Liesenfeld & Stolfi §3.2–3.3) on the material point of body
+    /// `name` at rest position `point`; returns its id. `kind`: `"point"` (fixed where it is,
+    /// or dragged along `path`, a list of `(t, x, y, z)`), `"plane"` (`normal`, `origin`
+    /// default the point), `"sphere"` (`center`, `radius` default the rest distance) or
+    /// `"link"` (to the point `other_point`, default `point`, of body `other`, default the
+    /// same). `release`: when it lets go (s). Held exactly after every step (projection) and,
+    /// with RKF45, inside it.
+    #[pyo3(signature = (name, point, kind = "point", *, path = None, normal = None,
+        origin = None, center = None, radius = None, other = None, other_point = None,
+        release = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn constrain(
+        &self,
+        name: Option<&str>,
+        point: [f64; 3],
+        kind: &str,
+        path: Option<Vec<[f64; 4]>>,
+        normal: Option<[f64; 3]>,
+        origin: Option<[f64; 3]>,
+        center: Option<[f64; 3]>,
+        radius: Option<f64>,
+        other: Option<&str>,
+        other_point: Option<[f64; 3]>,
+        release: Option<f64>,
+    ) -> PyResult<u64> {
+        use supple::constraint::{ExactConstraint, ExactKind, Interpolation, Keyframes};
+        let mut w = self.lock()?;
+        let i = body_index(&w, name)?;
+        let at = point.into();
+        let p = w.material_point(i, at).map_err(value_error)?;
+        let given = [
+            ("path", path.as_ref().is_some_and(|p| !p.is_empty())),
+            ("normal", normal.is_some()),
+            ("origin", origin.is_some()),
+            ("center", center.is_some()),
+            ("radius", radius.is_some()),
+            ("other", other.is_some()),
+            ("other_point", other_point.is_some()),
+        ];
+        let allowed: &[&str] = match kind {
+            "point" => &["path"],
+            "plane" => &["normal", "origin"],
+            "sphere" => &["center", "radius"],
+            "link" => &["other", "other_point"],
+            _ => &[],
+        };
+        if let Some((key, _)) = given.iter().find(|(k, set)| *set && !allowed.contains(k)) {
+            return Err(PyValueError::new_err(format!(
+                "{key}: not a key of kind {kind:?}"
+            )));
+        }
+        let kind = match kind {
+            "point" => {
+                let keys = match path {
+                    Some(k) if !k.is_empty() => k
+                        .iter()
+                        .map(|k| (k[0], [k[1], k[2], k[3]].into()))
+                        .collect(),
+                    _ => vec![(0.0, at)],
+                };
+                let path = Keyframes::new(keys, Interpolation::Linear)
+                    .map_err(|e| PyValueError::new_err(format!("path: {e}")))?;
+                ExactKind::Point { path }
+            }
+            "plane" => {
+                let normal = normal.ok_or_else(|| PyValueError::new_err("normal: required"))?;
+                ExactKind::Plane {
+                    origin: origin.map_or(at, Into::into),
+                    normal: normal.into(),
+                }
+            }
+            "sphere" => {
+                let center = center
+                    .ok_or_else(|| PyValueError::new_err("center: required"))?
+                    .into();
+                ExactKind::Sphere {
+                    center,
+                    radius: radius.unwrap_or_else(|| (at - center).norm()),
+                }
+            }
+            "link" => {
+                let j = match other {
+                    Some(o) => body_index(&w, Some(o))?,
+                    None => i,
+                };
+                let other = w
+                    .material_point(j, other_point.map_or(at, Into::into))
+                    .map_err(value_error)?;
+                ExactKind::Link { other }
+            }
+            k => {
+                return Err(PyValueError::new_err(format!(
+                    "kind = {k:?}: must be \"point\", \"plane\", \"sphere\" or \"link\""
+                )))
+            }
+        };
+        let id = w
+            .constrain(ExactConstraint {
+                point: p,
+                kind,
+                release,
+            })
+            .map_err(value_error)?;
+        Ok(id.0)
+    }
+
+    /// The force (N) exact constraint `id` exerted on its point over the last step, or None
+    /// once released.
+    fn constraint_force(&self, id: u64) -> PyResult<Option<[f64; 3]>> {
+        Ok(self
+            .lock()?
+            .constraint_force(supple::world::ConstraintId(id))
+            .map(Into::into))
+    }
+
+    /// Removes exact constraint `id`.
+    fn release_constraint(&self, id: u64) -> PyResult<()> {
+        self.lock()?
+            .release_constraint(supple::world::ConstraintId(id))
+            .map_err(value_error)
+    }
+
+    /// `max |Φ|` over the exact constraints at the end of the last step (m).
+    fn constraint_residual(&self) -> PyResult<f64> {
+        Ok(self.lock()?.constraint_residual())
+    }
+
+    /// Makes `vertices` of body `name` a dynamic rigid core (Müller et al. §4.3–4.4: moved
+    /// as one rigid body, two-way coupled with the skin); returns its index.
+    fn add_rigid_core(&self, name: Option<&str>, vertices: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let vertices = index_list(vertices, "vertices")?;
+        let mut w = self.lock()?;
+        let i = body_index(&w, name)?;
+        w.add_rigid_core(i, vertices).map_err(value_error)
+    }
+
     /// The scene's scripted grabs (`grabs=` or `[[grab]]`), name → id (live from their
     /// start to their release).
     fn scripted_grabs(&self) -> Vec<(String, u64)> {

@@ -236,6 +236,27 @@ def test_grab_pulls_the_tip():
         world.release(gid)
 
 
+def test_exact_constraints_and_rigid_cores():
+    world = bar_from_python()
+    cid = world.constrain("bar", (1.0, 0.3, 0.3))
+    world.step(20)
+    # The tip corner is held exactly: the bar hangs between its clamp and this point.
+    assert world.constraint_residual() <= 1e-8
+    assert world.constraint_force(cid)[1] > 0.0
+    world.release_constraint(cid)
+    assert world.constraint_force(cid) is None
+    with pytest.raises(ValueError, match="normal: required"):
+        world.constrain("bar", (1.0, 0.3, 0.3), "plane")
+    with pytest.raises(ValueError, match="center: not a key"):
+        world.constrain("bar", (1.0, 0.3, 0.3), "plane", normal=(0, 1, 0), center=(0, 0, 0))
+    x = world.positions("bar")
+    tip = [i for i in range(len(x)) if x[i, 0] > 0.85]
+    assert world.add_rigid_core("bar", tip) == 0
+    world.step(5)
+    with pytest.raises(ValueError, match="rigid core"):
+        world.add_rigid_core("bar", tip[:2])
+
+
 def test_energies_stats_and_names():
     world = bar_from_python()
     world.step(3)
