@@ -7,6 +7,7 @@
 //! two are to be merged.)
 
 use crate::error::IoError;
+use crate::files::Files;
 use nalgebra::Vector3;
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,7 +22,12 @@ pub struct SurfaceFile {
 
 /// Reads an OBJ (`.obj`) or STL (`.stl`) surface, by extension.
 pub fn read_surface(path: &Path) -> Result<SurfaceFile, IoError> {
-    let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+    read_surface_from(Files::Disk, path)
+}
+
+/// [`read_surface`] from the file system or from bytes in memory ([`Files`]).
+pub fn read_surface_from(files: Files<'_>, path: &Path) -> Result<SurfaceFile, IoError> {
+    let bytes = files.read(path)?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -39,7 +45,12 @@ pub fn read_surface(path: &Path) -> Result<SurfaceFile, IoError> {
 
 /// Reads a surface and builds its signed distance ([`TriangleSurface`]).
 pub fn load_surface(path: &Path) -> Result<TriangleSurface, IoError> {
-    let f = read_surface(path)?;
+    load_surface_from(Files::Disk, path)
+}
+
+/// [`load_surface`] from the file system or from bytes in memory ([`Files`]).
+pub fn load_surface_from(files: Files<'_>, path: &Path) -> Result<TriangleSurface, IoError> {
+    let f = read_surface_from(files, path)?;
     TriangleSurface::new(&f.vertices, &f.triangles)
         .map_err(|e| IoError::parse(path, 1, e.to_string()))
 }
