@@ -83,7 +83,7 @@ fn bad_surfaces_and_spacings_are_refused() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("open.obj:4: vertex index 4 is out of range"),
+        err.contains("open.obj:4: face vertex 4 is out of range"),
         "{err}"
     );
 

@@ -74,7 +74,7 @@ pub fn parse_obj(text: &str, path: &Path) -> Result<TriSurface, IoError> {
             path,
             last_line.max(1),
             format!(
-                "no faces: an embedded surface needs `f` lines ({} vertices read)",
+                "no faces: a surface needs `f` lines ({} vertices read)",
                 out.positions.len()
             ),
         ));
@@ -236,11 +236,11 @@ mod tests {
             ),
             (
                 "# only vertices\nv 0 0 0\nv 1 0 0\n",
-                "skin.obj:3: no faces: an embedded surface needs `f` lines (2 vertices read)",
+                "skin.obj:3: no faces: a surface needs `f` lines (2 vertices read)",
             ),
             (
                 "",
-                "skin.obj:1: no faces: an embedded surface needs `f` lines (0 vertices read)",
+                "skin.obj:1: no faces: a surface needs `f` lines (0 vertices read)",
             ),
         ];
         for (text, message) in cases {

@@ -47,3 +47,22 @@ fn a_missing_mesh_in_memory_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn a_stuffed_surface_is_read_from_memory_not_from_disk() {
+    // Before the corpus (issue 19), `kind = "surface"` read its OBJ from the disk even when the
+    // scene came from memory, so this scene failed with "No such file or directory".
+    let obj = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nv 1 0 1\nv 0 1 1\nv 1 1 1\n\
+               f 1 3 4 2\nf 5 6 8 7\nf 1 2 6 5\nf 3 7 8 4\nf 1 5 7 3\nf 2 4 8 6\n";
+    let files = BTreeMap::from([(
+        "in_memory_only/cube.obj".to_string(),
+        obj.as_bytes().to_vec(),
+    )]);
+    let text = "dt = 0.01\nduration = 0.1\n[[body]]\n\
+                mesh = { kind = \"surface\", path = \"in_memory_only/cube.obj\", spacing = 0.25 }\n\
+                material = { model = \"linear\", youngs = 1e5, poisson = 0.3, density = 1000.0 }\n";
+    let scene = parse_scene_from_memory(text, "cube.toml", &files).unwrap();
+    let mesh = &scene.bodies[0].mesh;
+    assert!(mesh.n_tets() > 0);
+    assert!((mesh.volume() - 1.0).abs() < 0.1, "{}", mesh.volume());
+}

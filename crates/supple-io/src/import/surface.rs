@@ -3,10 +3,11 @@
 //! normal indices and every other statement ignored) and STL (ASCII or binary, by content).
 //! Vertices of STL files are merged when bit-identical, so that a closed STL is closed.
 //!
-//! (Issue 19's stuffing reader. An OBJ reader for embedded surfaces may exist elsewhere; the
-//! two are to be merged.)
+//! OBJ goes through [`crate::obj`], the reader of embedded surfaces, so both uses read the
+//! same files the same way.
 
 use crate::error::IoError;
+use crate::files::Files;
 use nalgebra::Vector3;
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,7 +22,12 @@ pub struct SurfaceFile {
 
 /// Reads an OBJ (`.obj`) or STL (`.stl`) surface, by extension.
 pub fn read_surface(path: &Path) -> Result<SurfaceFile, IoError> {
-    let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+    read_surface_from(Files::Disk, path)
+}
+
+/// [`read_surface`] from the file system or from bytes in memory ([`Files`]).
+pub fn read_surface_from(files: Files<'_>, path: &Path) -> Result<SurfaceFile, IoError> {
+    let bytes = files.read(path)?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -39,67 +45,24 @@ pub fn read_surface(path: &Path) -> Result<SurfaceFile, IoError> {
 
 /// Reads a surface and builds its signed distance ([`TriangleSurface`]).
 pub fn load_surface(path: &Path) -> Result<TriangleSurface, IoError> {
-    let f = read_surface(path)?;
+    load_surface_from(Files::Disk, path)
+}
+
+/// [`load_surface`] from the file system or from bytes in memory ([`Files`]).
+pub fn load_surface_from(files: Files<'_>, path: &Path) -> Result<TriangleSurface, IoError> {
+    let f = read_surface_from(files, path)?;
     TriangleSurface::new(&f.vertices, &f.triangles)
         .map_err(|e| IoError::parse(path, 1, e.to_string()))
 }
 
-/// Parses OBJ text.
+/// Parses OBJ text with the project's one OBJ reader ([`crate::obj::parse_obj`]: polygons
+/// fanned, negative indices, line continuations; errors name the file and line).
 pub fn parse_obj(text: &str, path: &Path) -> Result<SurfaceFile, IoError> {
-    let mut out = SurfaceFile::default();
-    for (n, line) in text.lines().enumerate() {
-        let line_no = n + 1;
-        let mut words = line.split_whitespace();
-        match words.next() {
-            Some("v") => {
-                let mut c = [0.0; 3];
-                for v in &mut c {
-                    let w = words
-                        .next()
-                        .ok_or_else(|| IoError::parse(path, line_no, "a vertex needs x y z"))?;
-                    *v = w
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite())
-                        .ok_or_else(|| {
-                            IoError::parse(path, line_no, format!("{w:?} is not a finite number"))
-                        })?;
-                }
-                out.vertices.push(Vector3::from(c));
-            }
-            Some("f") => {
-                let mut idx = Vec::new();
-                for w in words {
-                    let first = w.split('/').next().unwrap_or("");
-                    let i: i64 = first.parse().map_err(|_| {
-                        IoError::parse(path, line_no, format!("{w:?} is not a vertex index"))
-                    })?;
-                    let n = out.vertices.len() as i64;
-                    // 1-based, or negative: relative to the end.
-                    let k = if i > 0 { i - 1 } else { n + i };
-                    if i == 0 || k < 0 || k >= n {
-                        return Err(IoError::parse(
-                            path,
-                            line_no,
-                            format!("vertex index {i} is out of range ({n} vertices so far)"),
-                        ));
-                    }
-                    idx.push(k as u32);
-                }
-                if idx.len() < 3 {
-                    return Err(IoError::parse(path, line_no, "a face needs 3 vertices"));
-                }
-                for k in 1..idx.len() - 1 {
-                    out.triangles.push([idx[0], idx[k], idx[k + 1]]);
-                }
-            }
-            _ => {}
-        }
-    }
-    if out.triangles.is_empty() {
-        return Err(IoError::parse(path, 1, "no faces (`f` lines)"));
-    }
-    Ok(out)
+    let s = crate::obj::parse_obj(text, path)?;
+    Ok(SurfaceFile {
+        vertices: s.positions,
+        triangles: s.triangles,
+    })
 }
 
 /// Parses an STL file, binary or ASCII.
@@ -230,7 +193,7 @@ mod tests {
         let e = parse_obj("v 0 0 0\nf 1 2 3\n", p).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "bad.obj:2: vertex index 2 is out of range (1 vertices so far)"
+            "bad.obj:2: face vertex 2 is out of range (1 vertices so far)"
         );
         let e = parse_obj("v 0 0 nan\n", p).unwrap_err();
         assert!(e.to_string().starts_with("bad.obj:1:"), "{e}");

@@ -30,7 +30,7 @@ pub(super) fn read(
         MeshSection::Vtk { path, orient } => (path, orient, Some(MeshFormat::VtkLegacy)),
         MeshSection::Medit { path, orient } => (path, orient, Some(MeshFormat::Medit)),
         MeshSection::File { path, orient } => (path, orient, None),
-        MeshSection::Surface { path, spacing } => return stuffed(&path, spacing, key, dir),
+        MeshSection::Surface { path, spacing } => return stuffed(&path, spacing, key, dir, files),
         MeshSection::Box { .. } | MeshSection::Given { .. } => {
             return Err(BodyIssue::Invalid(format!(
                 "{key}.mesh: a box or given mesh is not read from a file"
@@ -71,7 +71,13 @@ pub(super) fn read(
 
 /// `mesh = { kind = "surface", path, spacing }`: the surface's inside, stuffed (Labelle &
 /// Shewchuk 2007), with its quality as a note.
-fn stuffed(path: &Path, spacing: f64, key: &str, dir: &Path) -> Result<MeshRead, BodyIssue> {
+fn stuffed(
+    path: &Path,
+    spacing: f64,
+    key: &str,
+    dir: &Path,
+    files: Files<'_>,
+) -> Result<MeshRead, BodyIssue> {
     use supple::mesh::stuffing::{stuff, StuffingParams};
     if !(spacing.is_finite() && spacing > 0.0) {
         return Err(BodyIssue::Invalid(format!(
@@ -79,7 +85,7 @@ fn stuffed(path: &Path, spacing: f64, key: &str, dir: &Path) -> Result<MeshRead,
         )));
     }
     let full = dir.join(path);
-    let surface = crate::import::surface::load_surface(&full)
+    let surface = crate::import::surface::load_surface_from(files, &full)
         .map_err(|e| BodyIssue::Mesh(format!("{key}.mesh.path"), e))?;
     // The same bound as generated meshes: about 20 M lattice vertices (a few hundred MB).
     let mut params = StuffingParams::new(spacing);
