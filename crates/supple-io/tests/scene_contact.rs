@@ -32,6 +32,8 @@ spring_stiffness = 500.0
 friction = 0.2
 thickness = 1e-4
 max_iterations = 4
+skin = 1e-3
+hold_contacts = false
 
 [[obstacle]]
 name = "ground"
@@ -80,6 +82,8 @@ half_extents = [0.1, 0.2, 0.3]
         (c.friction, c.thickness, c.max_iterations),
         (0.2, Some(1e-4), 4)
     );
+    // Every key the README documents is read (hold_contacts was refused before).
+    assert_eq!((c.skin, c.hold_contacts), (1e-3, false));
     let names: Vec<&str> = c.obstacles.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["ground", "ball", "tool", "obstacle3"]);
     // The plane's local +z is the given normal.

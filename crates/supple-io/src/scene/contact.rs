@@ -21,6 +21,8 @@ pub(super) struct ContactSection {
     thickness: Option<f64>,
     max_iterations: Option<usize>,
     skin: Option<f64>,
+    /// Implicit one-step integrators hold obstacle contacts inside the solve (default true).
+    hold_contacts: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -295,6 +297,9 @@ pub(super) fn contact(
         }
         if let Some(v) = c.skin {
             s.skin = v;
+        }
+        if let Some(v) = c.hold_contacts {
+            s.hold_contacts = v;
         }
     }
     s.validate().map_err(|e| e.to_string())?;
