@@ -16,12 +16,15 @@
 //! `v ← v + W Nᵀ λ` with `(N W Nᵀ) λ = −(N v + ∂Φ/∂t)`, which is eq. 8's
 //! `N M⁻¹ G λ = …` of §3.3 taken at the velocity level over one step. The projection is the
 //! M-orthogonal one, so it changes no linear momentum except through constraints to the
-//! world (a link's impulses on its two points are equal and opposite) and removes, never adds,
-//! kinetic energy. It works unchanged with every integrator, explicit or implicit, because it
-//! acts on the step's result; the price is that within a step the integrator does not see
-//! the constraint (first order in the step near the constrained points), and that the matrix
-//! `N W Nᵀ` is dense `k × k` (k rows; tens of constraints, not thousands). The constraint's
-//! force over the step is `Nᵀ λ / h` (reported per constraint).
+//! world (a link's impulses on its two points are equal and opposite), and the velocity
+//! projection only removes kinetic energy (the position correction, a velocity change along
+//! the same constraint gradients, is removed with it up to the change of those gradients
+//! within the step). It works unchanged with every integrator, explicit or implicit, because it
+//! acts on the step's result; the price is that within a step an implicit integrator does not
+//! see the constraint (first order in the step near the constrained points; RKF45 does see it,
+//! [`Projector::project_accelerations`]), and that the matrix `N W Nᵀ` is dense `k × k`
+//! (k rows; tens of constraints, not thousands). The constraint's force over the step is
+//! `Nᵀ λ / h` (reported per constraint).
 //!
 //! This is the projection variant of drift stabilization (Ascher & Petzold's
 //! post-stabilization, Cline & Pai 2003), chosen over Baumgarte's `ḧ + 2αḣ + β²h = 0`
