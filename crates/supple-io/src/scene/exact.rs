@@ -2,7 +2,8 @@
 //! see `supple::constraint::exact`): a point fixed in space or dragged along a path, kept on
 //! a plane or a sphere, or linked to a point of another (or the same) body.
 
-use super::{finite3, names};
+use super::grab::InterpolationName;
+use super::{bc, finite3, names};
 use nalgebra::Vector3;
 use serde::Deserialize;
 use supple::body::BodyDesc;
@@ -16,14 +17,6 @@ enum KindName {
     Plane,
     Sphere,
     Link,
-}
-
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "snake_case")]
-enum InterpolationName {
-    #[default]
-    Linear,
-    CatmullRom,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,7 +68,7 @@ pub(super) fn exact_constraints(
                 "{key}.name = {name:?}: another exact constraint has this name"
             ));
         }
-        let body = body_index(&format!("{key}.body"), c.body.as_deref(), bodies)?;
+        let body = bc::body_index(bodies, &c.body, &key)?;
         let at = finite3(&format!("{key}.point"), c.point)?;
         let point = material_point(&format!("{key}.point"), bodies, body, at)?;
         let unused = |k: &str, set: bool| {
@@ -105,12 +98,8 @@ pub(super) fn exact_constraints(
                         .map(|k| (k[0], Vector3::new(k[1], k[2], k[3])))
                         .collect()
                 };
-                let interpolation = match c.interpolation {
-                    InterpolationName::Linear => Interpolation::Linear,
-                    InterpolationName::CatmullRom => Interpolation::CatmullRom,
-                };
-                let path =
-                    Keyframes::new(keys, interpolation).map_err(|e| format!("{key}.path: {e}"))?;
+                let path = Keyframes::new(keys, Interpolation::from(c.interpolation))
+                    .map_err(|e| format!("{key}.path: {e}"))?;
                 ExactKind::Point { path }
             }
             KindName::Plane => {
@@ -172,11 +161,9 @@ pub(super) fn exact_constraints(
                     unused(k, set)?;
                 }
                 let other_body = match &c.other_body {
-                    Some(_) => body_index(
-                        &format!("{key}.other_body"),
-                        c.other_body.as_deref(),
-                        bodies,
-                    )?,
+                    Some(n) => (bodies.iter().position(|b| &b.name == n)).ok_or_else(|| {
+                        format!("{key}.other_body = {n:?}: no body has this name")
+                    })?,
                     None => body,
                 };
                 let other_at = match c.other_point {
@@ -206,17 +193,6 @@ pub(super) fn exact_constraints(
         });
     }
     Ok(out)
-}
-
-fn body_index(key: &str, name: Option<&str>, bodies: &[BodyDesc]) -> Result<usize, String> {
-    match name {
-        Some(n) => bodies
-            .iter()
-            .position(|b| b.name == n)
-            .ok_or_else(|| format!("{key} = {n:?}: no body has this name")),
-        None if bodies.len() == 1 => Ok(0),
-        None => Err(format!("{key}: required when the scene has several bodies")),
-    }
 }
 
 fn material_point(

@@ -30,12 +30,22 @@ pub(super) struct GrabSection {
     release: Option<f64>,
 }
 
+/// `interpolation = "linear" | "catmull_rom"` of a keyframed path (grabs, exact constraints).
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
-enum InterpolationName {
+pub(super) enum InterpolationName {
     #[default]
     Linear,
     CatmullRom,
+}
+
+impl From<InterpolationName> for Interpolation {
+    fn from(name: InterpolationName) -> Self {
+        match name {
+            InterpolationName::Linear => Interpolation::Linear,
+            InterpolationName::CatmullRom => Interpolation::CatmullRom,
+        }
+    }
 }
 
 /// A validated scripted grab and its name (a metrics column prefix).
@@ -57,18 +67,7 @@ pub(super) fn grabs(
         if out.iter().any(|o| o.name == name) {
             return Err(format!("{key}.name = {name:?}: another grab has this name"));
         }
-        let body = match &g.body {
-            Some(n) => bodies
-                .iter()
-                .position(|b| &b.name == n)
-                .ok_or_else(|| format!("{key}.body = {n:?}: no body has this name"))?,
-            None if bodies.len() == 1 => 0,
-            None => {
-                return Err(format!(
-                    "{key}.body: required when the scene has several bodies"
-                ))
-            }
-        };
+        let body = super::bc::body_index(bodies, &g.body, &key)?;
         let point = finite3(&format!("{key}.point"), g.point)?;
         if !(g.stiffness > 0.0 && g.stiffness.is_finite()) {
             return Err(format!(
@@ -96,10 +95,7 @@ pub(super) fn grabs(
                 ));
             }
         }
-        let interpolation = match g.interpolation {
-            InterpolationName::Linear => Interpolation::Linear,
-            InterpolationName::CatmullRom => Interpolation::CatmullRom,
-        };
+        let interpolation = Interpolation::from(g.interpolation);
         // The grabbed point at `start` is the path's first key (the library prepends it).
         let keys: Vec<_> = g
             .path
