@@ -185,6 +185,33 @@ pub struct ProjectedBody<'a> {
     pub inv_mass: &'a [f64],
 }
 
+/// What the projection reads and moves, by body index: positions, velocities, and inverse
+/// lumped masses (0 on held vertices). The world implements it over its bodies directly, so a
+/// step builds no list of views.
+pub trait ProjectedBodies {
+    fn x(&self, b: usize) -> &[Vector3<f64>];
+    fn v(&self, b: usize) -> &[Vector3<f64>];
+    fn inv_mass(&self, b: usize) -> &[f64];
+    /// Positions and velocities of body `b`, to be moved.
+    fn state_mut(&mut self, b: usize) -> (&mut [Vector3<f64>], &mut [Vector3<f64>]);
+}
+
+impl ProjectedBodies for [ProjectedBody<'_>] {
+    fn x(&self, b: usize) -> &[Vector3<f64>] {
+        self[b].x
+    }
+    fn v(&self, b: usize) -> &[Vector3<f64>] {
+        self[b].v
+    }
+    fn inv_mass(&self, b: usize) -> &[f64] {
+        self[b].inv_mass
+    }
+    fn state_mut(&mut self, b: usize) -> (&mut [Vector3<f64>], &mut [Vector3<f64>]) {
+        let body = &mut self[b];
+        (&mut *body.x, &mut *body.v)
+    }
+}
+
 /// The projection's scratch (rows, the dense `N W Nᵀ`, right-hand sides), kept between
 /// steps so a step allocates nothing once the number of rows stops growing.
 #[derive(Debug, Default)]
@@ -210,7 +237,7 @@ impl Projector {
     pub fn project(
         &mut self,
         active: &[ExactConstraint],
-        bodies: &mut [ProjectedBody],
+        bodies: &mut (impl ProjectedBodies + ?Sized),
         t: f64,
         h: f64,
         settings: &ExactSettings,
@@ -279,7 +306,7 @@ impl Projector {
             self.a = DMatrix::zeros(k, k);
             self.rhs = DVector::zeros(k);
         }
-        let bodies = std::slice::from_mut(body);
+        let bodies: &mut [ProjectedBody] = std::slice::from_mut(body);
         self.build_rows(active, bodies);
         for (r, row) in self.rows.iter().enumerate() {
             let mut na = 0.0;
@@ -295,8 +322,8 @@ impl Projector {
                 }
                 ExactKind::Sphere { center, .. } => {
                     let p = row.a;
-                    let d = p.eval(bodies[0].x) - center;
-                    let dd = p.eval(bodies[0].v);
+                    let d = p.eval(bodies.x(0)) - center;
+                    let dd = p.eval(bodies.v(0));
                     let n = d.norm();
                     if n > 0.0 {
                         (dd.norm_squared() - row.g.dot(&dd).powi(2)) / n
@@ -312,7 +339,7 @@ impl Projector {
         for (r, row) in self.rows.iter().enumerate() {
             let lambda = self.rhs[r];
             for (_, v, coeff) in row.terms() {
-                a[v as usize] += bodies[0].inv_mass[v as usize] * lambda * coeff;
+                a[v as usize] += bodies.inv_mass(0)[v as usize] * lambda * coeff;
             }
         }
         Ok(())
@@ -327,10 +354,15 @@ impl Projector {
     }
 
     /// Writes `Φ(x)` into `rhs` and returns `max |Φ_r|`.
-    fn residuals(&mut self, active: &[ExactConstraint], bodies: &[ProjectedBody], t: f64) -> f64 {
+    fn residuals(
+        &mut self,
+        active: &[ExactConstraint],
+        bodies: &(impl ProjectedBodies + ?Sized),
+        t: f64,
+    ) -> f64 {
         let mut r = 0;
         for c in active {
-            let p = c.point.eval(bodies[c.point.body].x);
+            let p = c.point.eval(bodies.x(c.point.body));
             match &c.kind {
                 ExactKind::Point { path } => {
                     let d = p - path.at(t);
@@ -341,7 +373,7 @@ impl Projector {
                 ExactKind::Plane { origin, normal } => self.rhs[r] = normal.dot(&(p - origin)),
                 ExactKind::Sphere { center, radius } => self.rhs[r] = (p - center).norm() - radius,
                 ExactKind::Link { other } => {
-                    let d = p - other.eval(bodies[other.body].x);
+                    let d = p - other.eval(bodies.x(other.body));
                     for i in 0..3 {
                         self.rhs[r + i] = d[i];
                     }
@@ -353,7 +385,7 @@ impl Projector {
     }
 
     /// The rows' gradients at the current positions.
-    fn build_rows(&mut self, active: &[ExactConstraint], bodies: &[ProjectedBody]) {
+    fn build_rows(&mut self, active: &[ExactConstraint], bodies: &(impl ProjectedBodies + ?Sized)) {
         self.rows.clear();
         for (owner, c) in active.iter().enumerate() {
             let a = c.point;
@@ -369,7 +401,7 @@ impl Projector {
                 }
                 ExactKind::Plane { normal, .. } => self.rows.push(row(*normal, None)),
                 ExactKind::Sphere { center, .. } => {
-                    let d = a.eval(bodies[a.body].x) - center;
+                    let d = a.eval(bodies.x(a.body)) - center;
                     let n = d.norm();
                     // At the centre every direction is a gradient; any one will do.
                     let g = if n > 0.0 { d / n } else { Vector3::x() };
@@ -383,14 +415,14 @@ impl Projector {
     fn velocity_rhs(
         &mut self,
         active: &[ExactConstraint],
-        bodies: &[ProjectedBody],
+        bodies: &(impl ProjectedBodies + ?Sized),
         t: f64,
         h: f64,
     ) {
         for (r, row) in self.rows.iter().enumerate() {
             let mut nv = 0.0;
             for (b, v, coeff) in row.terms() {
-                nv += coeff.dot(&bodies[b].v[v as usize]);
+                nv += coeff.dot(&bodies.v(b)[v as usize]);
             }
             if let ExactKind::Point { path } = &active[row.owner].kind {
                 nv -= row.g.dot(&((path.at(t) - path.at(t - h)) / h));
@@ -400,7 +432,7 @@ impl Projector {
     }
 
     /// Solves `(N W Nᵀ) y = rhs` in place (dense Cholesky).
-    fn solve(&mut self, bodies: &[ProjectedBody]) -> Result<(), ExactError> {
+    fn solve(&mut self, bodies: &(impl ProjectedBodies + ?Sized)) -> Result<(), ExactError> {
         let k = self.rows.len();
         for r in 0..k {
             for s in r..k {
@@ -408,7 +440,7 @@ impl Projector {
                 for (br, vr, cr) in self.rows[r].terms() {
                     for (bs, vs, cs) in self.rows[s].terms() {
                         if br == bs && vr == vs {
-                            sum += bodies[br].inv_mass[vr as usize] * cr.dot(&cs);
+                            sum += bodies.inv_mass(br)[vr as usize] * cr.dot(&cs);
                         }
                     }
                 }
@@ -436,15 +468,15 @@ impl Projector {
     /// `v += W Nᵀ rhs`, and with `positions = Some(h)` also `x += h W Nᵀ rhs` (a position
     /// correction is a velocity change over the step, `x₁ = x₀ + h v₁`, so no energy is
     /// stored in a displacement the velocities do not know of).
-    fn apply(&self, bodies: &mut [ProjectedBody], positions: Option<f64>) {
+    fn apply(&self, bodies: &mut (impl ProjectedBodies + ?Sized), positions: Option<f64>) {
         for (r, row) in self.rows.iter().enumerate() {
             let lambda = self.rhs[r];
             for (b, v, coeff) in row.terms() {
-                let body = &mut bodies[b];
-                let dv = body.inv_mass[v as usize] * lambda * coeff;
-                body.v[v as usize] += dv;
+                let dv = bodies.inv_mass(b)[v as usize] * lambda * coeff;
+                let (x, vel) = bodies.state_mut(b);
+                vel[v as usize] += dv;
                 if let Some(h) = positions {
-                    body.x[v as usize] += h * dv;
+                    x[v as usize] += h * dv;
                 }
             }
         }

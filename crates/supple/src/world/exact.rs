@@ -4,7 +4,8 @@
 //! checks see.
 
 use super::{World, WorldError};
-use crate::constraint::exact::{ProjectedBody, Projection, Projector};
+use crate::body::Body;
+use crate::constraint::exact::{ProjectedBodies, Projection, Projector};
 use crate::constraint::{BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings};
 use crate::mesh::Embedding;
 use nalgebra::Vector3;
@@ -169,14 +170,10 @@ impl World {
                 }
             }));
         }
-        let mut views: Vec<ProjectedBody> = (self.bodies.iter_mut())
-            .zip(&exact.inv_mass)
-            .map(|(b, w)| ProjectedBody {
-                x: &mut b.x,
-                v: &mut b.v,
-                inv_mass: w,
-            })
-            .collect();
+        let mut views = WorldBodies {
+            bodies: &mut self.bodies,
+            inv_mass: &exact.inv_mass,
+        };
         let result = exact.projector.project(
             &exact.constraints,
             &mut views,
@@ -248,5 +245,27 @@ impl World {
             }
         }
         Ok(c)
+    }
+}
+
+/// The world's bodies as the projection sees them (no per-step list of views).
+struct WorldBodies<'a> {
+    bodies: &'a mut [Body],
+    inv_mass: &'a [Vec<f64>],
+}
+
+impl ProjectedBodies for WorldBodies<'_> {
+    fn x(&self, b: usize) -> &[Vector3<f64>] {
+        &self.bodies[b].x
+    }
+    fn v(&self, b: usize) -> &[Vector3<f64>] {
+        &self.bodies[b].v
+    }
+    fn inv_mass(&self, b: usize) -> &[f64] {
+        &self.inv_mass[b]
+    }
+    fn state_mut(&mut self, b: usize) -> (&mut [Vector3<f64>], &mut [Vector3<f64>]) {
+        let body = &mut self.bodies[b];
+        (&mut body.x, &mut body.v)
     }
 }
