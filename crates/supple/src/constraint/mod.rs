@@ -343,38 +343,7 @@ impl Constraints {
     /// `A ← P A P + d C` on the partially held vertices (see the module notes), `d` the mean
     /// of the diagonal block's diagonal (1 where that is not positive).
     pub fn filter_matrix(&self, a: &mut BlockCsr) {
-        if self.partial.is_empty() {
-            return;
-        }
-        let pattern = a.pattern.clone();
-        let scale_of = |a: &BlockCsr, i: usize| {
-            let d = a.values[pattern.diag[i] as usize].trace() / 3.0;
-            if d > 0.0 && d.is_finite() {
-                d
-            } else {
-                1.0
-            }
-        };
-        // Rows first, then columns: P_i A_ij P_j whether one or both ends are partial.
-        for (i, p, _) in &self.partial {
-            let i = *i as usize;
-            for s in pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize {
-                a.values[s] = p * a.values[s];
-            }
-        }
-        for (i, p, _) in &self.partial {
-            let i = *i as usize;
-            for s in pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize {
-                let j = pattern.cols[s] as usize;
-                let t = pattern.slot(j, i).expect("symmetric pattern");
-                a.values[t] *= p;
-            }
-        }
-        for (i, _, c) in &self.partial {
-            let i = *i as usize;
-            let d = scale_of(a, i);
-            a.values[pattern.diag[i] as usize] += d * c;
-        }
+        filter_partial(a, &self.partial);
     }
 
     /// The reactions of each constraint (see the module notes) from the total force `f`
@@ -419,5 +388,45 @@ impl Constraints {
             out.push(r);
         }
         out
+    }
+}
+
+/// `A ← P A P + d C` on the vertices of `partial` (`(vertex, P, C)`: the free and held
+/// projectors, `P + C = I`), `d` the mean of the vertex's diagonal block's diagonal (1 where
+/// that is not positive): the held directions are cut out of the system and left with a
+/// well-scaled identity, so a solve keeps them at their value in the first guess only if
+/// the caller zeroes them there (see [`Constraints::project`]).
+pub fn filter_partial(a: &mut BlockCsr, partial: &[(u32, Matrix3<f64>, Matrix3<f64>)]) {
+    if partial.is_empty() {
+        return;
+    }
+    let pattern = a.pattern.clone();
+    let scale_of = |a: &BlockCsr, i: usize| {
+        let d = a.values[pattern.diag[i] as usize].trace() / 3.0;
+        if d > 0.0 && d.is_finite() {
+            d
+        } else {
+            1.0
+        }
+    };
+    // Rows first, then columns: P_i A_ij P_j whether one or both ends are partial.
+    for (i, p, _) in partial {
+        let i = *i as usize;
+        for s in pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize {
+            a.values[s] = p * a.values[s];
+        }
+    }
+    for (i, p, _) in partial {
+        let i = *i as usize;
+        for s in pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize {
+            let j = pattern.cols[s] as usize;
+            let t = pattern.slot(j, i).expect("symmetric pattern");
+            a.values[t] *= p;
+        }
+    }
+    for (i, _, c) in partial {
+        let i = *i as usize;
+        let d = scale_of(a, i);
+        a.values[pattern.diag[i] as usize] += d * c;
     }
 }

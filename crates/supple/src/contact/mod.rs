@@ -17,6 +17,7 @@ pub mod path;
 mod pipeline;
 pub mod projection;
 pub mod rounded;
+pub mod slide;
 pub mod springs;
 pub mod surface;
 pub mod uncrush;

@@ -14,10 +14,13 @@
 //! 3. Velocities follow the position corrections, `v¹ += Δx / dt`.
 
 pub use super::detect::PairHit;
+mod sliding_hold;
+
 use super::detect::{gap, Detector, PassStats, Paths};
 use super::impact_time::{impact_fraction, SPLIT_GAP};
 use super::projection::{project_obstacles, ObstacleStats};
 use super::rounded::push_triangles_out;
+use super::slide::Slide;
 use super::springs::{Anchors, ContactSprings, Spring};
 use super::surface::ContactSurface;
 use super::uncrush::{lift_body, LiftStats};
@@ -97,6 +100,10 @@ pub struct Contact {
     split: Vec<Option<f64>>,
     /// Lifts applied to the held positions of a held step.
     hold_lifts: Vec<LiftStats>,
+    /// Held vertices that slide on one obstacle ([`super::slide`]), per vertex, and the
+    /// vertices that ended the last step stuck by static friction.
+    slides: Vec<Vec<Option<Slide>>>,
+    stuck: Vec<Vec<bool>>,
     hits: Vec<PairHit>,
     springs: ContactSprings,
     spring_p: Vec<Vector3<f64>>,
@@ -174,6 +181,8 @@ impl Contact {
             hold_stats: vec![ObstacleStats::default(); bodies.len()],
             split: vec![None; bodies.len()],
             hold_lifts: vec![LiftStats::default(); bodies.len()],
+            slides: bodies.iter().map(|b| vec![None; b.n_vertices()]).collect(),
+            stuck: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
             hits: Vec::new(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
@@ -269,6 +278,10 @@ impl Contact {
     /// impact step that way (69 % of the energy released by the fall; EXPERIMENTS.md, Impacts
     /// and crushing). With the velocity hold the normal constraint does no work, friction only
     /// removes energy, and the same drop loses energy at every step.
+    ///
+    /// Integrators that take prescribed and sliding motions
+    /// ([`crate::time::Integrator::moves_held_vertices`]) get the sliding hold instead
+    /// ([`pre_hold`](Self::pre_hold), [`hold_sliding`](Self::hold_sliding)).
     pub fn hold_obstacle_contacts(
         &mut self,
         b: usize,

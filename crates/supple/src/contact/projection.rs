@@ -208,7 +208,7 @@ fn project_node(
 
 /// `f` with `v_t ← f v_t`: `1 − j/|v_t|` when sliding, 0 when sticking (`|v_t| ≤ j`), 1
 /// without a normal impulse `j = μ|Δvₙ|`.
-fn friction_factor(j: f64, vt: f64) -> f64 {
+pub(super) fn friction_factor(j: f64, vt: f64) -> f64 {
     if j <= 0.0 {
         1.0
     } else if vt <= j {

@@ -22,6 +22,7 @@
 //! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
+use super::sliding::Sliding;
 use super::{
     check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepInputs, StepStats,
     System, WarmStart,
@@ -54,6 +55,13 @@ pub struct LinearizedBackwardEuler {
     /// Scratch of the energy check (barrier models only).
     scratch: Vec<Vector3<f64>>,
     fallbacks: usize,
+    /// Sliding holds of the step (see [`super::sliding`]), and whether the last step's
+    /// impulses come from the linear solve (not from a Newton fallback).
+    sliding: Sliding,
+    sliding_solved: bool,
+    /// The held set handed to the Newton fallback (sliding vertices held at the linear
+    /// step's velocity).
+    fallback_fixed: Vec<bool>,
 }
 
 /// Share of the start's kinetic + elastic energy a linearized step of a barrier model may
@@ -119,6 +127,9 @@ impl LinearizedBackwardEuler {
             v_start: vec![Vector3::zeros(); start],
             scratch: vec![Vector3::zeros(); start],
             fallbacks: 0,
+            sliding: Sliding::default(),
+            sliding_solved: false,
+            fallback_fixed: vec![false; start],
         })
     }
 
@@ -135,6 +146,14 @@ impl Integrator for LinearizedBackwardEuler {
 
     fn restartable(&self) -> bool {
         true
+    }
+
+    fn moves_held_vertices(&self) -> bool {
+        true
+    }
+
+    fn hold_reactions(&self) -> Option<&[Vector3<f64>]> {
+        self.sliding_solved.then(|| self.sliding.reactions())
     }
 
     fn counters(&self) -> Vec<(String, f64)> {
@@ -158,7 +177,11 @@ impl Integrator for LinearizedBackwardEuler {
             self.v_start.copy_from_slice(&body.v);
             // Springs to moving targets and external forces do work the check cannot count.
             if !inputs.has_springs() && inputs.external.is_none() {
+                // Measured with the moving holds at their end, as Newton would start: the
+                // work of a prescribed motion is not the linearization's gain.
+                place_moving(body, inputs, h);
                 e_start = total_energy(body, h, gravity, &mut self.scratch);
+                body.x.copy_from_slice(&self.x_start);
             }
         }
         // f(x) without the damping forces, which act at v⁺ through the matrix; a point
@@ -175,7 +198,9 @@ impl Integrator for LinearizedBackwardEuler {
         let t1 = Instant::now();
 
         let constant = System::matrix_is_constant(body, inputs);
-        let changed = !(constant && self.assembled_for == Some(h));
+        let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
+        let sliding = self.sliding.has_sliding();
+        let changed = sliding || !(constant && self.assembled_for == Some(h));
         if changed {
             // (1 + hα) M + h D + (hβ + h²) K.
             self.system
@@ -208,16 +233,33 @@ impl Integrator for LinearizedBackwardEuler {
                 par::for_each_mut(&mut self.v_new, |i, g| *g = 2.0 * cur[i] - prev[i]);
             }
         }
-        for (vn, &f) in self.v_new.iter_mut().zip(fixed.iter()) {
+        // Held vertices keep their place, or move with their prescribed velocity: a
+        // boundary condition of the solve, which is linearized at the step's start.
+        for (i, (vn, &f)) in self.v_new.iter_mut().zip(fixed.iter()).enumerate() {
             if f {
-                *vn = Vector3::zeros();
+                *vn = inputs
+                    .moving
+                    .and_then(|m| m.of(i))
+                    .unwrap_or_else(Vector3::zeros);
             }
         }
         constraints.project(&mut self.rhs);
         constraints.project(&mut self.v_new);
+        if captured {
+            self.sliding
+                .filter(&mut self.a, &mut self.rhs, &mut self.v_new);
+        }
+        if sliding {
+            // The filtered matrix is this step's only: the next one assembles again.
+            self.assembled_for = None;
+        }
         let stats = self
             .solver
             .solve(&self.a, changed, &self.rhs, fixed, &mut self.v_new);
+        if captured {
+            self.sliding.restore(&self.a, &mut self.v_new);
+        }
+        self.sliding_solved = captured;
         self.v_prev.copy_from_slice(v);
         v.copy_from_slice(&self.v_new);
         let vn = &self.v_new;
@@ -239,10 +281,38 @@ impl Integrator for LinearizedBackwardEuler {
                     _ => false,
                 });
         if let (true, Some(newton)) = (failed, self.fallback.as_mut()) {
+            // Newton keeps held vertices where they are: the moving ones are placed at
+            // their end, and the sliding ones held at the linear step's velocity (its normal
+            // part is the prescribed one), where the linear step put them. (Measured on the
+            // crush of `supple experiment stress`: holding them at their start velocity's
+            // tangential part instead failed earlier.)
+            self.fallback_fixed.copy_from_slice(inputs.fixed);
+            for i in self.sliding.vertices() {
+                self.fallback_fixed[i] = true;
+                self.x_start[i] = body.x[i];
+            }
             body.x.copy_from_slice(&self.x_start);
             body.v.copy_from_slice(&self.v_start);
+            place_moving(body, inputs, h);
             self.fallbacks += 1;
-            let mut full = newton.step_with(body, inputs, h, gravity)?;
+            self.sliding_solved = false;
+            let held = StepInputs {
+                fixed: &self.fallback_fixed,
+                moving: None,
+                ..*inputs
+            };
+            let mut full = newton.step_with(body, &held, h, gravity)?;
+            // The moving and sliding vertices leave with the velocity of their motion.
+            if let Some(m) = inputs.moving {
+                for (i, v) in body.v.iter_mut().enumerate() {
+                    if m.on[i] && self.fallback_fixed[i] {
+                        *v = m.velocity[i];
+                    }
+                }
+            }
+            for i in self.sliding.vertices() {
+                body.v[i] = self.v_new[i];
+            }
             full.solver_iterations += stats.iterations;
             full.forces_s += (t1 - t0).as_secs_f64();
             full.assembly_s += (t2 - t1).as_secs_f64();
@@ -261,5 +331,16 @@ impl Integrator for LinearizedBackwardEuler {
             substeps: 1,
             ..StepStats::default()
         })
+    }
+}
+
+/// Moves the held vertices of `inputs.moving` to their end-of-step positions.
+fn place_moving(body: &mut Body, inputs: &StepInputs, h: f64) {
+    if let Some(m) = inputs.moving {
+        for (i, x) in body.x.iter_mut().enumerate() {
+            if let (true, Some(u)) = (inputs.fixed[i], m.of(i)) {
+                *x += h * u;
+            }
+        }
     }
 }

@@ -166,6 +166,46 @@ pub struct StepInputs<'a> {
     pub exact: &'a [ExactConstraint],
     /// Time at the step's start (s).
     pub time: f64,
+    /// Held vertices that move over the step with a prescribed velocity from their start
+    /// position, for integrators that take them ([`super::Integrator::moves_held_vertices`]);
+    /// the others get them already placed at the step's end.
+    pub moving: Option<&'a MovingHolds>,
+}
+
+/// Vertices with a prescribed velocity over the step (the contact hold), for integrators
+/// that linearize at the step's start: they then see the prescribed motion as a boundary
+/// condition of their solve, instead of a start state in which these vertices have already
+/// moved and their neighbours have not. Vertex `i` with `on[i]` starts the step where it is
+/// and
+/// - when it is held in [`StepInputs::fixed`], ends it at `x + h velocity[i]`;
+/// - otherwise it *slides*: only its velocity along the unit `normal[i]` is prescribed,
+///   `n·v⁺ = n·velocity[i]`, and the solve finds the tangential part (an obstacle contact
+///   without friction; the caller applies friction after the step).
+#[derive(Debug, Clone, Default)]
+pub struct MovingHolds {
+    pub on: Vec<bool>,
+    pub velocity: Vec<Vector3<f64>>,
+    pub normal: Vec<Vector3<f64>>,
+}
+
+impl MovingHolds {
+    /// Nothing moving, for `n` vertices.
+    pub fn new(n: usize) -> Self {
+        Self {
+            on: vec![false; n],
+            velocity: vec![Vector3::zeros(); n],
+            normal: vec![Vector3::zeros(); n],
+        }
+    }
+
+    /// The prescribed velocity of vertex `i`, if it moves.
+    pub fn of(&self, i: usize) -> Option<Vector3<f64>> {
+        self.on
+            .get(i)
+            .copied()
+            .unwrap_or(false)
+            .then(|| self.velocity[i])
+    }
 }
 
 impl<'a> StepInputs<'a> {
@@ -178,6 +218,7 @@ impl<'a> StepInputs<'a> {
             external: None,
             exact: &[],
             time: 0.0,
+            moving: None,
         }
     }
 
@@ -215,6 +256,10 @@ pub struct BodyInputs {
     pub exact: Vec<ExactConstraint>,
     /// Time at the step's start (s).
     pub time: f64,
+    /// Held vertices moving with a prescribed velocity (see [`StepInputs::moving`]).
+    pub moving: MovingHolds,
+    /// True while some vertex of `moving` is on.
+    pub has_moving: bool,
 }
 
 impl BodyInputs {
@@ -228,6 +273,8 @@ impl BodyInputs {
             has_external: false,
             exact: Vec::new(),
             time: 0.0,
+            moving: MovingHolds::new(n),
+            has_moving: false,
         }
     }
 
@@ -240,6 +287,7 @@ impl BodyInputs {
             external: self.has_external.then_some(self.external.as_slice()),
             exact: &self.exact,
             time: self.time,
+            moving: self.has_moving.then_some(&self.moving),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod inputs;
 mod newmark;
 mod newton;
 mod rkf45;
+pub mod sliding;
 mod static_solve;
 mod symplectic_euler;
 pub mod system;
@@ -15,7 +16,7 @@ pub mod system;
 pub use backward_euler::BackwardEuler;
 pub use backward_euler_linearized::LinearizedBackwardEuler;
 pub use bdf::Bdf;
-pub use inputs::{Anchors, BodyInputs, PointSpring, StepInputs};
+pub use inputs::{Anchors, BodyInputs, MovingHolds, PointSpring, StepInputs};
 pub use newmark::Newmark;
 pub use newton::NewtonSettings;
 pub use rkf45::{Rkf45, Rkf45Settings};
@@ -164,6 +165,18 @@ pub trait Integrator: Send + std::fmt::Debug {
     /// state with more vertices held (the contact phase does this; see [`crate::contact`]).
     fn restartable(&self) -> bool {
         false
+    }
+    /// True when the scheme moves held vertices itself by [`StepInputs::moving`] (their
+    /// positions are then left at the step's start); otherwise the caller places them at the
+    /// step's end before the step.
+    fn moves_held_vertices(&self) -> bool {
+        false
+    }
+    /// After a step with moving or sliding holds ([`StepInputs::moving`]): per vertex, the
+    /// constraint impulse each of them received (N·s; see [`sliding::Sliding::reactions`]),
+    /// when the scheme measured them.
+    fn hold_reactions(&self) -> Option<&[Vector3<f64>]> {
+        None
     }
 }
 

@@ -15,6 +15,7 @@
 use crate::body::Body;
 mod control;
 mod exact;
+mod hold;
 mod interaction;
 mod rigid;
 
@@ -281,30 +282,23 @@ impl World {
             input.time = t0;
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
-            let mut stats = integrator
-                .step_with(body, &input.view(), h, &self.gravity)
-                .map_err(|e| Failure::Hard(b, e.to_string()))?;
-            if let Some(contact) = &mut self.contact {
+            let stats = match &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
-                if integrator.restartable()
-                    && contact.hold_obstacle_contacts(b, body, &mut input.fixed, t0, h)
-                {
-                    // The hold restored the start-of-step positions: place the prescribed
-                    // vertices at the step's end again.
-                    body.set_time(t0 + h);
-                    if let Some(tau) = contact.impact_split(b).filter(|_| split_possible) {
-                        contact.release_holds(b, body, &mut input.fixed);
-                        return Err(Failure::Split(tau));
-                    }
-                    let first = stats;
-                    let second = integrator.step_with(body, &input.view(), h, &self.gravity);
-                    contact.release_holds(b, body, &mut input.fixed);
-                    stats = second.map_err(|e| Failure::Hard(b, e.to_string()))?;
-                    stats.solver_iterations += first.solver_iterations;
-                    stats.newton_iterations += first.newton_iterations;
-                    stats.substeps += first.substeps;
-                }
-            }
+                Some(contact) if integrator.restartable() => hold::solve_with_holds(
+                    contact,
+                    integrator.as_mut(),
+                    body,
+                    input,
+                    b,
+                    t0,
+                    h,
+                    &self.gravity,
+                    split_possible,
+                )?,
+                _ => integrator
+                    .step_with(body, &input.view(), h, &self.gravity)
+                    .map_err(|e| Failure::Hard(b, e.to_string()))?,
+            };
             unconverged |= stats.solve_failed();
             total.accumulate(&stats);
         }
