@@ -333,6 +333,29 @@ impl Constraints {
         })
     }
 
+    /// Adds partial holds `(vertex, P, C)` for one solve (a Newton fallback holding the
+    /// contact's sliding vertices along their normals); vertices that already have a
+    /// partial constraint are skipped. Returns how many were added, for
+    /// [`pop_temporary`](Self::pop_temporary).
+    pub fn push_temporary(
+        &mut self,
+        items: impl Iterator<Item = (u32, Matrix3<f64>, Matrix3<f64>)>,
+    ) -> usize {
+        let before = self.partial.len();
+        for item in items {
+            if self.partial_of.get(item.0 as usize) == Some(&NONE) {
+                self.partial.push(item);
+            }
+        }
+        self.partial.len() - before
+    }
+
+    /// Removes the last `count` holds added by [`push_temporary`](Self::push_temporary).
+    pub fn pop_temporary(&mut self, count: usize) {
+        let keep = self.partial.len().saturating_sub(count);
+        self.partial.truncate(keep);
+    }
+
     /// `v_i ← P_i v_i` on the partially held vertices (fixed ones are the caller's).
     pub fn project(&self, v: &mut [Vector3<f64>]) {
         for (i, p, _) in &self.partial {

@@ -104,6 +104,8 @@ pub struct Contact {
     /// vertices that ended the last step stuck by static friction.
     slides: Vec<Vec<Option<Slide>>>,
     stuck: Vec<Vec<bool>>,
+    /// Per obstacle: `(Σ R_t, Σ J)` of the stuck vertices on it (a body's contact patch).
+    patch: Vec<(Vector3<f64>, f64)>,
     hits: Vec<PairHit>,
     springs: ContactSprings,
     spring_p: Vec<Vector3<f64>>,
@@ -148,6 +150,7 @@ impl Contact {
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
+        let n_obstacles = settings.obstacles.len();
         let per_body = |f: &dyn Fn(&Body) -> usize| -> Vec<Vec<Vector3<f64>>> {
             bodies
                 .iter()
@@ -183,6 +186,7 @@ impl Contact {
             hold_lifts: vec![LiftStats::default(); bodies.len()],
             slides: bodies.iter().map(|b| vec![None; b.n_vertices()]).collect(),
             stuck: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
+            patch: vec![(Vector3::zeros(), 0.0); n_obstacles],
             hits: Vec::new(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),

@@ -151,6 +151,20 @@ impl Sliding {
         &self.reaction
     }
 
+    /// The sliding vertices of the last [`prepare`](Self::prepare) as partial holds
+    /// `(vertex, S, C)` (see [`crate::constraint::Constraints::push_temporary`]).
+    pub fn partial_holds(&self) -> impl Iterator<Item = (u32, Matrix3<f64>, Matrix3<f64>)> + '_ {
+        self.partial.iter().copied()
+    }
+
+    /// The prescribed normal velocity `p_i` of vertex `i` (zero off the sliding vertices).
+    pub fn prescribed(&self, i: usize) -> Vector3<f64> {
+        self.prescribed
+            .get(i)
+            .copied()
+            .unwrap_or_else(Vector3::zeros)
+    }
+
     /// The sliding vertices of the last [`prepare`](Self::prepare).
     pub fn vertices(&self) -> impl Iterator<Item = usize> + '_ {
         self.partial.iter().map(|(i, _, _)| *i as usize)

@@ -4,21 +4,21 @@
 //!
 //! An active set of obstacle contacts, kept inside the implicit solve:
 //! 1. [`Contact::pre_hold`]: before the step's first solve, every surface vertex resting on
-//!    exactly one obstacle (within the skin plus [`RESTING`] mean edges of it) slides on it at
-//!    the obstacle's normal velocity. A body in lasting contact — a box pressed by a plate —
+//!    exactly one obstacle (within the skin plus [`RESTING`] mean edges of it, and not
+//!    already leaving it) slides on it at the obstacle's normal velocity. A body in lasting contact — a box pressed by a plate —
 //!    therefore stays pressed in the first solve instead of springing back in it.
 //!    A vertex that ended the last step stuck by static friction starts stuck (held in all
 //!    three directions, moving with the obstacle).
 //! 2. [`Contact::hold_sliding`], after a solve, from the constraint impulses `R` it measured
 //!    ([`crate::time::sliding::Sliding::reactions`]; normal part `J = n·R`): holds with
 //!    `J < 0` (pulling the vertex against its obstacle: the body is leaving) are released;
-//!    Coulomb's law picks stick or slip (a sliding vertex whose tangential velocity `μ J / m`
-//!    would stop sticks, a stuck one whose tangential impulse exceeds `μ J` slips); free
+//!    a stuck vertex whose tangential impulse exceeds `μ J` slips (Coulomb); free
 //!    vertices that ended in or passed through an obstacle are added (sliding when they
 //!    touch one obstacle, fully held at their projected velocity when they touch several).
 //!    If anything changed the step is solved again from its start.
 //! 3. [`Contact::release_sliding`]: kinetic friction on the sliding vertices' velocities
-//!    (`|Δvₙ| = J / m`); the held ones move on with their prescribed velocities.
+//!    (`|Δvₙ| = J / m`); the held ones move on with their prescribed velocities. A vertex that
+//!    ends the step stuck, or sliding but stopped by friction, starts the next one stuck.
 
 use super::Contact;
 use crate::body::Body;
@@ -31,6 +31,8 @@ use nalgebra::Vector3;
 /// A vertex within the skin plus this share of the mean surface edge of an obstacle at the
 /// step's start rests on it ([`Contact::pre_hold`]).
 pub const RESTING: f64 = 1e-3;
+/// ... unless it leaves it faster than this (m/s, normal velocity relative to the obstacle).
+pub const LEAVING: f64 = 1e-9;
 
 impl Contact {
     /// Holds the vertices of body `b` resting on one obstacle at the start of the step
@@ -73,10 +75,15 @@ impl Contact {
             if !normal.iter().all(|c| c.is_finite()) {
                 continue;
             }
+            // A vertex already leaving its obstacle is not held.
+            let u = self.settings.obstacles[k].path.point_velocity(t_mid, x);
+            if (body.v[i] - u).dot(&normal) > LEAVING {
+                continue;
+            }
             let stick = self.stuck[b][i];
             moving.on[i] = true;
             moving.normal[i] = normal;
-            moving.velocity[i] = self.settings.obstacles[k].path.point_velocity(t_mid, x);
+            moving.velocity[i] = u;
             fixed[i] = stick;
             self.slides[b][i] = Some(Slide {
                 obstacle: k,
@@ -110,8 +117,24 @@ impl Contact {
         }
         let mut changed = false;
         if let Some(r) = reactions {
+            // Coulomb's test per obstacle, on the stuck vertices together (the contact patch,
+            // held like a rigid interface): the patch slips when the net tangential impulse
+            // it needed, `|Σ R_t|`, exceeds `μ Σ J`. Per vertex, or with `Σ|R_t|`, the test
+            // also counts the self-balanced tangential impulses of the body's own lateral
+            // expansion under its weight: a box on an 8° slope with μ = 0.2 slipped and
+            // crept 5 cm in 0.5 s either way (`Σ|R_t| / Σ J` = 0.24 against tan 8° = 0.14).
+            let patch = &mut self.patch;
+            patch.fill((Vector3::zeros(), 0.0));
+            for &i in &self.held[b] {
+                let i = i as usize;
+                if let Some(s) = self.slides[b][i].filter(|s| s.stick) {
+                    let jn = r[i].dot(&s.normal);
+                    let p = &mut patch[s.obstacle];
+                    p.0 += r[i] - s.normal * jn;
+                    p.1 += jn;
+                }
+            }
             let (slides, obstacles) = (&mut self.slides[b], &self.settings.obstacles);
-            let t1 = t0 + dt;
             self.held[b].retain(|&i| {
                 let i = i as usize;
                 let Some(s) = slides[i].as_mut() else {
@@ -126,19 +149,14 @@ impl Contact {
                     changed = true;
                     return false;
                 }
-                let dvn = jn / body.mass.lumped[i];
-                let flip = if s.stick {
-                    slide::slips(obstacles, s, &r[i])
-                } else {
-                    slide::sticks(obstacles, s, t1, dvn, &body.x[i], &body.v[i])
-                };
-                if flip {
-                    s.stick = !s.stick;
-                    fixed[i] = s.stick;
-                    // Stuck: with the obstacle; sliding: its normal velocity (the same).
-                    moving.velocity[i] = obstacles[s.obstacle]
-                        .path
-                        .point_velocity(t0 + 0.5 * dt, &self.x0[b][i]);
+                // Stuck → sliding only, within a step (a vertex whose sliding friction stops
+                // it starts the next step stuck, see `release_sliding`): one change per
+                // vertex and step, so the re-solves cannot alternate.
+                let (tangential, normal) = patch[s.obstacle];
+                let mu = obstacles[s.obstacle].friction;
+                if s.stick && tangential.norm() > mu * normal {
+                    s.stick = false;
+                    fixed[i] = false;
                     changed = true;
                 }
                 true
@@ -222,14 +240,16 @@ impl Contact {
             let i = i as usize;
             moving.on[i] = false;
             let slide = self.slides[b][i].take();
-            self.stuck[b][i] = slide.is_some_and(|s| s.stick);
+            // Next step it starts stuck when it ends this one stuck, or sliding but stopped
+            // by friction (see `hold_sliding`).
+            let mut stuck_next = slide.is_some_and(|s| s.stick);
             match slide {
                 Some(s) if !s.stick => {
                     let dvn = match reactions.and_then(|r| r.get(i)) {
                         Some(r) => r.dot(&s.normal) / body.mass.lumped[i],
                         None => s.approach,
                     };
-                    slide::apply_friction(
+                    stuck_next = slide::apply_friction(
                         &self.settings.obstacles,
                         &s,
                         t1,
@@ -245,6 +265,7 @@ impl Contact {
                     body.v[i] = self.v_hold[b][i];
                 }
             }
+            self.stuck[b][i] = stuck_next;
         }
         self.held[b].clear();
     }
