@@ -123,7 +123,7 @@ mod tests {
         // A slow slide stops; without a normal impulse nothing slows it.
         let mut v2 = Vector3::new(0.2, 0.0, 0.1);
         assert!(apply_friction(&obstacles, &s, 0.0, 1.0, &x1, &mut v2));
-        assert_eq!(v2, Vector3::zeros());
+        assert!(v2.norm() < 1e-15);
         let mut v3 = Vector3::new(0.2, 0.0, 0.1);
         assert!(!apply_friction(&obstacles, &s, 0.0, 0.0, &x1, &mut v3));
         assert_eq!(v3, Vector3::new(0.2, 0.0, 0.1));
