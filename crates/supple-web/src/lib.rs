@@ -29,10 +29,14 @@
 //!   the world through the scene's own validation ([`overrides`]) and keeps positions,
 //!   velocities and time.
 //! - **Statistics**: `supple_stats()` writes JSON (time, steps, dt, integrator, model, E, ν,
-//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations) to the
+//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations; the live grabs
+//!   with their targets and spring forces) to the
 //!   message buffer and returns its length; read it at `supple_message_ptr()`.
 //! - **Grab**: `supple_grab_start/_move/_release` ([`grab`]): the engine's grab spring on a
 //!   picked surface point.
+//! - **Obstacles and exact positions** ([`view`]): `supple_obstacles()` writes the scene's
+//!   rigid obstacles with their poses now as JSON to the message buffer (its length);
+//!   `supple_positions_f64()` copies the positions in `f64` (for comparing with a native run).
 //!
 //! Return codes: [`OK`] (0) or a count ≥ 0 on success; negative on failure, with a message at
 //! `supple_message_ptr()`/`supple_message_len()`.
@@ -48,6 +52,7 @@ pub mod grab;
 pub mod overrides;
 pub mod pick;
 pub mod sim;
+pub mod view;
 
 pub use sim::Sim;
 
