@@ -113,11 +113,15 @@ try {
   await screenshot(page, 'bar');
 
   // 4. A mouse drag on the tip grabs it, the spring is drawn and pulls the tip up; after the
-  // release the tip swings back. The bar first settles a while (paused steps).
+  // release the tip swings back. The bar (undamped in its scene: it would still swing from
+  // its fall) first settles with mass-proportional damping α = 4/s set with the slider.
   await page.evaluate(async () => {
-    await window.supple.loadScene('bar.toml');
     await window.supple.setPaused(true);
-    await window.supple.step(150);
+    await window.supple.loadScene('bar.toml');
+    const alpha = document.getElementById('alpha');
+    alpha.value = 4;
+    alpha.dispatchEvent(new Event('change'));
+    await window.supple.step(250);
   });
   const before = await tip();
   // A point on the top face near the free end, and where the mouse takes it (PULL up).
@@ -128,7 +132,7 @@ try {
   await page.mouse.move(from[0], from[1]);
   await page.mouse.down();
   await page.mouse.move(to[0], to[1], { steps: 8 });
-  await runSteps(40);
+  await runSteps(60);
   const held = await page.evaluate(async () => ({
     pick: window.supple.lastPick, grab: window.supple.lastGrab, spring: window.supple.spring,
     grabs: (await window.supple.stats()).grabs,
@@ -145,7 +149,7 @@ try {
   check('the tip moves toward the drag', heldTip[1] > before[1] + MIN_LIFT,
     `tip ${fmt(before)} → ${fmt(heldTip)} (rose ${(heldTip[1] - before[1]).toFixed(3)} m, needs > ${MIN_LIFT})`);
   await page.mouse.up();
-  await runSteps(40);
+  await runSteps(60);
   const after = await tip();
   const released = await page.evaluate(async () => ({ grabs: (await window.supple.stats()).grabs, spring: window.supple.spring }));
   await screenshot(page, 'release');
@@ -156,8 +160,8 @@ try {
   // 5. A stiffer bar sags less (E set through the slider, as a user does).
   const sag = async (log10E) => page.evaluate(async (log10E) => {
     const s = window.supple;
-    await s.loadScene('bar.toml');
     await s.setPaused(true);
+    await s.loadScene('bar.toml');
     if (log10E !== null) {
       const e = document.getElementById('E');
       e.value = log10E;
@@ -177,8 +181,8 @@ try {
   for (const [scene, steps] of [['bar', 40], ['tube_drop', 30]]) {
     const native = JSON.parse(readFileSync(join(out, `native-${scene}.json`), 'utf8'));
     const mine = await page.evaluate(async ([scene, steps]) => {
-      await window.supple.loadScene(`${scene}.toml`);
       await window.supple.setPaused(true);
+      await window.supple.loadScene(`${scene}.toml`);
       await window.supple.step(steps);
       return { positions: await window.supple.positions64(), stats: await window.supple.stats() };
     }, [scene, steps]);
@@ -215,8 +219,8 @@ try {
   // and frames per second of the bar with one step per frame (drawn with new positions).
   for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150]]) {
     results[scene] = await page.evaluate(async ([scene, n]) => {
-      await window.supple.loadScene(scene);
       await window.supple.setPaused(true);
+      await window.supple.loadScene(scene);
       await window.supple.measure(5); // warm-up
       const m = await window.supple.measure(n);
       const st = await window.supple.stats();

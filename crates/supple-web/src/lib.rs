@@ -2,7 +2,8 @@
 //!
 //! This crate builds to a WebAssembly module (`wasm32-unknown-unknown`, `cdylib`) with raw
 //! C-ABI exports, loaded by the static page in `www/` with `WebAssembly.instantiateStreaming`
-//! and no generated glue. On the host it builds as an ordinary library whose exports are
+//! and no generated glue, inside a Web Worker (`www/worker.js`; the page's main thread draws
+//! with three.js and sends the worker commands). On the host it builds as an ordinary library whose exports are
 //! plain functions ([`ffi`]), so it is tested, linted and documented with the workspace.
 //!
 //! ## Protocol
@@ -43,7 +44,7 @@
 //!
 //! ## Time and threads on wasm32
 //! The engine's phase timings read [`supple::clock::Instant`], which measures zero on wasm32;
-//! the page times `supple_step` itself with `performance.now()`. rayon has no threads there:
+//! the worker times `supple_step` itself with `performance.now()`. rayon has no threads there:
 //! its global pool falls back to running every parallel loop on the calling thread, which
 //! gives the same bits as any thread count (the engine's loops are deterministic).
 

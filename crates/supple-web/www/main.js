@@ -40,14 +40,13 @@ function send(cmd, ...args) {
 }
 
 async function loadScene(name) {
-  const r = await client.call('load', name);
+  const r = await client.call('load', name, paused);
   scene = { name, triangles: r.triangles, triOffsets: r.triOffsets };
   latest = r;
   fresh = false;
   drag = null;
   view.setScene(r.positions, r.triangles, r.obstacles);
   $('scene').value = name;
-  await client.call('setPaused', paused);
   syncControls(r.stats, r.text);
 }
 

@@ -7,8 +7,9 @@ import * as THREE from 'three';
 import { OrbitControls } from './vendor/three/OrbitControls.js';
 
 export const BACKGROUND = 0x1f2126;
-const COLD = new THREE.Color(0.25, 0.55, 0.95);
-const HOT = new THREE.Color(0.95, 0.35, 0.2);
+// The colour ramp's ends (sRGB), interpolated in linear light.
+const COLD = new THREE.Color().setRGB(0.25, 0.55, 0.95, THREE.SRGBColorSpace);
+const HOT = new THREE.Color().setRGB(0.95, 0.35, 0.2, THREE.SRGBColorSpace);
 
 export class View {
   constructor(canvas) {
@@ -18,8 +19,8 @@ export class View {
     this.scene = new THREE.Scene();
     this.scene.background = new THREE.Color(BACKGROUND);
     this.camera = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
-    this.scene.add(new THREE.HemisphereLight(0xffffff, 0x404048, 1.6));
-    const sun = new THREE.DirectionalLight(0xffffff, 1.8);
+    this.scene.add(new THREE.HemisphereLight(0xffffff, 0x30343c, 0.9));
+    const sun = new THREE.DirectionalLight(0xffffff, 2.2);
     sun.position.set(0.4, 1.0, 0.6);
     this.scene.add(sun);
     this.controls = new OrbitControls(this.camera, canvas);
@@ -72,9 +73,10 @@ export class View {
     const box = new THREE.Box3().setFromBufferAttribute(g.getAttribute('position'));
     const size = box.getSize(new THREE.Vector3()).length();
     this.dispScale = 0.25 * size;
-    // The grid on the ground: a plane obstacle facing up, or else just under the bodies.
+    // The grid on the ground: a plane obstacle facing up, or else half the bodies' size under
+    // them (room for a clamped bar to sag).
     const ground = obstacles.find((o) => o.shape.kind === 'plane' && normalOf(o).y > 0.98);
-    const groundY = ground ? ground.translation[1] : Math.min(0, box.min.y);
+    const groundY = ground ? ground.translation[1] : box.min.y - 0.5 * size;
     const extent = Math.max(2 * size, 2);
     const grid = new THREE.GridHelper(extent, 20, 0x8a8f99, 0x555a63);
     grid.position.set(0.5 * (box.min.x + box.max.x), groundY + 1e-4, 0.5 * (box.min.z + box.max.z));

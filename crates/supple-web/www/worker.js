@@ -45,14 +45,16 @@ const commands = {
     return Object.keys(SCENES);
   },
 
-  // Loads a bundled scene: its geometry for the page and the first snapshot.
-  async load(name) {
+  // Loads a bundled scene, paused or not (before any frame can step it): its geometry for
+  // the page and the first snapshot.
+  async load(name, paused) {
     if (!(name in SCENES)) throw new Error(`no bundled scene ${name}`);
     const base = new URL('pkg/scenes/', self.location.href);
     const text = new TextDecoder().decode(await fetchBytes(new URL(name, base)));
     const files = [];
     for (const path of SCENES[name]) files.push([path, await fetchBytes(new URL(path, base))]);
     engine.loadScene(text, name, files);
+    engine.setPaused(Boolean(paused));
     grab = -1;
     msPerStep = 0;
     hasObstacles = engine.obstacles().length > 0;
