@@ -120,6 +120,7 @@ try {
     await window.supple.loadScene('bar.toml');
     const alpha = document.getElementById('alpha');
     alpha.value = 4;
+    alpha.dispatchEvent(new Event('input'));
     alpha.dispatchEvent(new Event('change'));
     await window.supple.step(250);
   });
@@ -165,6 +166,7 @@ try {
     if (log10E !== null) {
       const e = document.getElementById('E');
       e.value = log10E;
+      e.dispatchEvent(new Event('input'));
       e.dispatchEvent(new Event('change'));
     }
     await s.step(30);
@@ -237,7 +239,16 @@ try {
     await new Promise((r) => setTimeout(r, 500));
     return window.supple.fps(3000);
   });
-  console.log(`     bar, one step per frame: ${results.fps.fps.toFixed(1)} frames/s drawn with new positions (${results.fps.frames} frames, ${results.fps.steps} steps in ${results.fps.seconds.toFixed(2)} s)`);
+  const f = results.fps;
+  console.log(`     bar, one step per frame: ${f.fps.toFixed(1)} frames/s drawn with new positions (${f.frames} frames, ${f.steps} steps in ${f.seconds.toFixed(2)} s; ${f.animationFramesPerSecond.toFixed(1)} animation frames/s, ${f.drawMsPerFrame.toFixed(1)} ms drawing each)`);
+  // The same at a quarter of the pixels: SwiftShader draws on the CPU, so the frame rate
+  // follows the canvas size (EXPERIMENTS.md).
+  await page.setViewportSize({ width: 600, height: 350 });
+  await page.waitForTimeout(500);
+  results.fpsSmall = await page.evaluate(() => window.supple.fps(3000));
+  const g = results.fpsSmall;
+  console.log(`     the same in a 600×350 viewport: ${g.fps.toFixed(1)} frames/s (${g.drawMsPerFrame.toFixed(1)} ms drawing each)`);
+  await page.setViewportSize({ width: 1100, height: 700 });
   for (const scene of ['bar', 'tube_drop']) {
     try {
       const b = JSON.parse(readFileSync(join(out, `native-bench-${scene}.json`), 'utf8'));

@@ -21,6 +21,8 @@ let paused = false;
 let stepsPerFrame = 1;
 let frameInFlight = false;
 let framesDrawn = 0; // frames drawn with new positions (for the frame rate)
+let animationFrames = 0; // requestAnimationFrame callbacks
+let drawMs = 0; // wall ms spent updating and rendering the view, summed
 let messageTimer = 0;
 let drag = null; // { point, normal, target, hit } while the mouse holds a grab
 let lastPick = null;
@@ -184,7 +186,9 @@ function requestFrame() {
 }
 
 function frame() {
+  animationFrames++;
   if (scene) {
+    const t0 = performance.now();
     // One frame of steps at a time: the next is asked for when the last has come back.
     if (!frameInFlight) requestFrame();
     if (fresh) {
@@ -196,6 +200,7 @@ function frame() {
     }
     view.setSpring(drag ? (drag.hit ? pickedPoint(drag.hit) : drag.point) : null, drag ? drag.target : null);
     view.render();
+    drawMs += performance.now() - t0;
   }
   requestAnimationFrame(frame);
 }
@@ -222,13 +227,17 @@ function testHook() {
     // Frames drawn with new positions per second over `ms` of running, and steps taken.
     async fps(ms) {
       const s0 = (await client.call('stats')).steps;
-      const f0 = framesDrawn;
+      const [f0, a0, d0] = [framesDrawn, animationFrames, drawMs];
       const t0 = performance.now();
       await new Promise((r) => setTimeout(r, ms));
       const frames = framesDrawn - f0;
+      const callbacks = animationFrames - a0;
       const seconds = (performance.now() - t0) / 1000;
       const steps = (await client.call('stats')).steps - s0;
-      return { frames, steps, seconds, fps: frames / seconds, stepsPerFrame };
+      return {
+        frames, steps, seconds, fps: frames / seconds, stepsPerFrame,
+        animationFramesPerSecond: callbacks / seconds, drawMsPerFrame: (drawMs - d0) / callbacks,
+      };
     },
     // The client pixel where the world point p is drawn.
     screenOf: (p) => view.screenOf(p),
