@@ -175,6 +175,8 @@ try {
   }, log10E);
   const soft = await sag(null);
   const stiff = await sag(7);
+  await page.waitForTimeout(200); // a frame with the stiff bar's positions
+  await screenshot(page, 'stiff');
   check('changing E changes the motion', Math.abs(stiff.youngs - 1e7) < 1 && stiff.minY > soft.minY + 1e-3,
     `lowest point after 30 steps: E = ${soft.youngs} Pa → ${soft.minY.toFixed(4)} m, E = ${stiff.youngs} Pa → ${stiff.minY.toFixed(4)} m`);
 
@@ -188,6 +190,8 @@ try {
       await window.supple.step(steps);
       return { positions: await window.supple.positions64(), stats: await window.supple.stats() };
     }, [scene, steps]);
+    await page.waitForTimeout(200);
+    await screenshot(page, `${scene}-${steps}-steps`);
     writeFileSync(join(out, `page-${scene}.json`), JSON.stringify({ steps, time: mine.stats.time, positions: mine.positions }));
     const n = mine.positions.length;
     let maxDiff = n === native.positions.length ? 0 : Infinity;
