@@ -2,7 +2,8 @@
 # Supple in the browser.
 #   bash crates/supple-web/web.sh build         # the wasm and the bundled scenes into www/pkg/
 #   bash crates/supple-web/web.sh serve [PORT]  # build, then serve www/ on http://127.0.0.1:PORT/ (8017)
-#   bash crates/supple-web/web.sh test          # build, then the Playwright test in Debian's chromium
+#   bash crates/supple-web/web.sh test          # build, native reference runs, then the Playwright
+#                                               # test in Debian's chromium (artifacts: out/browser/)
 # Needs the wasm32-unknown-unknown target (added here with rustup when missing); the test needs
 # /usr/bin/chromium (Debian's `chromium`) and `npm ci` in browser-test/ (done here when missing).
 set -euo pipefail
@@ -18,7 +19,7 @@ build() {
   rm -rf "$pkg"
   mkdir -p "$pkg/scenes/meshes"
   python3 "$here/strip_wasm.py" "$target/wasm32-unknown-unknown/release/supple_web.wasm" "$pkg/supple_web.wasm"
-  cp "$root/scenes/bar.toml" "$root/scenes/tube_drop.toml" "$pkg/scenes/"
+  cp "$root"/scenes/{bar,tube_drop,tube_obstacles}.toml "$pkg/scenes/"
   cp "$root"/scenes/meshes/tube_solid_1k.{node,ele} "$pkg/scenes/meshes/"
   echo "built $pkg/supple_web.wasm ($(wc -c < "$pkg/supple_web.wasm") bytes)"
 }
@@ -43,8 +44,24 @@ case "${1:-serve}" in
     done
     url="$(sed -n 's/^serving //p' "$log")"
     [ -n "$url" ] || { echo "the static server did not start:"; cat "$log"; exit 1; }
-    mkdir -p "$root/out/browser"
-    timeout 300 node "$here/browser-test/test.mjs" "$url" "$root/out/browser"
+    out="$root/out/browser"
+    rm -rf "$out"
+    mkdir -p "$out"
+    # The native references for the same-positions check: `supple run` of the scenes the test
+    # steps in the page (40 steps of the bar, 30 of the tube), last frame as JSON.
+    (cd "$root" && cargo build --release -p supple-cli -p supple-web --example vtu_positions)
+    for run in bar:0.4 tube_drop:0.3; do
+      name="${run%%:*}"
+      "$target/release/supple" run "$root/scenes/$name.toml" --out "$out/native-$name" \
+        --duration "${run#*:}" --quiet
+      "$target/release/examples/vtu_positions" "$out/native-$name" > "$out/native-$name.json"
+    done
+    # Native speed on this machine, one thread (the page's wasm has one), for the report.
+    for run in bar:300 tube_drop:150; do
+      "$target/release/supple" --threads 1 bench "$root/scenes/${run%%:*}.toml" \
+        --steps "${run#*:}" --warmup 5 > "$out/native-bench-${run%%:*}.json"
+    done
+    timeout 400 node "$here/browser-test/test.mjs" "$url" "$out"
     ;;
   *) echo "usage: web.sh build | serve [PORT] | test" >&2; exit 2 ;;
 esac

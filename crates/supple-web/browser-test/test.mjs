@@ -1,12 +1,15 @@
 // The page in a real browser (Debian's chromium, headless, WebGL2 through SwiftShader), driven
-// by playwright-core: `node test.mjs URL OUT_DIR` (web.sh test starts the server and passes
-// them). Checks: the wasm loads with no console error; the canvas is drawn; the scene steps
-// (positions change, statistics advance); a mouse press on the bar picks and grabs it, and a
-// grab whose target is raised lifts it; a stiffer E changes the motion.
-// Writes screenshots and results.json (steps per second, not asserted) to OUT_DIR.
+// by playwright-core: `node test.mjs URL OUT_DIR` (web.sh test starts the server, makes the
+// native reference runs in OUT_DIR and passes both). Checks: the wasm loads in the worker with
+// no console error; the canvas is drawn; the bar steps on its own and sags; a mouse drag on
+// the bar's tip grabs it, the grab spring is drawn and pulls (non-zero force) the tip toward
+// the drag; after the release the tip swings back; a stiffer E changes the motion; switching
+// the scene takes effect and obstacles are drawn; the page's positions after N steps equal a
+// native `supple run` of the same scene. Writes a screenshot per step, results.json (speed,
+// not asserted) and the page's positions to OUT_DIR.
 
 import { chromium } from 'playwright-core';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [url, out] = process.argv.slice(2);
@@ -15,9 +18,16 @@ if (!url || !out) {
   process.exit(2);
 }
 const watchdog = setTimeout(() => {
-  console.error('browser test: timed out after 240 s');
+  console.error('browser test: timed out after 360 s');
   process.exit(3);
-}, 240_000);
+}, 360_000);
+
+// Thresholds (metres) of the grab checks: the mouse pulls the tip's target 0.3 m up.
+const PULL = 0.3;
+const MIN_LIFT = 0.05; // the tip rises at least this much toward the drag
+const MIN_SWING_BACK = 0.03; // after the release it comes back toward where it was by this much
+// The same-positions check: largest allowed |page − native| (m).
+const SAME_TOLERANCE = 1e-9;
 
 const results = {};
 let failures = 0;
@@ -25,6 +35,8 @@ function check(name, ok, detail = '') {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? `: ${detail}` : ''}`);
   if (!ok) failures++;
 }
+let shot = 0;
+const screenshot = (page, name) => page.screenshot({ path: join(out, `${String(++shot).padStart(2, '0')}-${name}.png`) });
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -41,26 +53,49 @@ try {
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(`worker: ${m.text()}`); }));
 
-  // 1. The wasm loads and the bar is there.
+  // Runs until the engine has taken n more steps (the page steps once per animation frame).
+  const runSteps = (n) => page.evaluate(async (n) => {
+    const s = window.supple;
+    const s0 = (await s.stats()).steps;
+    await s.setPaused(false);
+    while ((await s.stats()).steps < s0 + n) await new Promise((r) => setTimeout(r, 20));
+  }, n);
+  // The bar's tip: the mean of the vertices at its free end (largest x), from the worker.
+  const tip = () => page.evaluate(async () => {
+    const p = await window.supple.positions();
+    let xmax = -Infinity;
+    for (let i = 0; i < p.length; i += 3) xmax = Math.max(xmax, p[i]);
+    const m = [0, 0, 0];
+    let n = 0;
+    for (let i = 0; i < p.length; i += 3)
+      if (p[i] > xmax - 0.05) { for (let c = 0; c < 3; c++) m[c] += p[i + c]; n++; }
+    return m.map((v) => v / n);
+  });
+  const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+  const fmt = (p) => `(${p.map((v) => v.toFixed(3)).join(', ')})`;
+
+  // 1. The wasm loads (in the worker) and the bar is there.
   await page.goto(`${url}index.html?scene=bar.toml`);
   await page.waitForFunction(() => window.supple && window.supple.ready);
   const first = await page.evaluate(() => window.supple.stats());
-  check('the wasm loads the bar', first.bodies.length === 1 && first.bodies[0].tets === 450,
+  check('the wasm loads the bar in the worker', first.bodies.length === 1 && first.bodies[0].tets === 450,
     `${first.bodies[0]?.tets} tets, ${first.integrator}`);
 
-  // 2. It steps on its own (animation frames): positions change and statistics advance.
-  const p0 = await page.evaluate(() => window.supple.positions());
-  await page.waitForFunction(() => window.supple.stats().steps >= 20);
-  const moved = await page.evaluate((p0) => {
-    const p = window.supple.positions();
-    return Math.max(...p.map((v, i) => Math.abs(v - p0[i])));
-  }, p0);
+  // 2. It steps on its own (animation frames) and the bar sags: the tip goes down.
+  const tip0 = await tip();
+  await page.evaluate(() => new Promise((r) => {
+    const poll = async () => ((await window.supple.stats()).steps >= 20 ? r() : setTimeout(poll, 20));
+    poll();
+  }));
+  const tip1 = await tip();
   const s1 = await page.evaluate(() => window.supple.stats());
-  check('the scene steps', moved > 1e-4 && s1.time > 0, `max displacement ${moved.toExponential(2)} m after ${s1.steps} steps, t = ${s1.time.toFixed(3)} s`);
+  check('the scene steps and the bar sags', tip1[1] < tip0[1] - 1e-3 && s1.time > 0,
+    `tip y ${tip0[1].toFixed(4)} → ${tip1[1].toFixed(4)} m after ${s1.steps} steps, t = ${s1.time.toFixed(3)} s`);
 
-  // 3. The canvas shows something: pixels that are not the background.
-  const drawn = await page.evaluate(() => {
+  // 3. The canvas shows something: pixels that are not the background (#1f2126).
+  const drawnFraction = () => page.evaluate(() => {
     const c = document.getElementById('view');
     const small = document.createElement('canvas');
     small.width = 200;
@@ -73,86 +108,165 @@ try {
       if (Math.abs(d[i] - 31) + Math.abs(d[i + 1] - 33) + Math.abs(d[i + 2] - 38) > 30) n++;
     return n / (200 * 150);
   });
+  const drawn = await drawnFraction();
   check('the canvas is drawn', drawn > 0.01, `${(100 * drawn).toFixed(1)} % of pixels not background`);
-  await page.screenshot({ path: join(out, 'bar.png') });
+  await screenshot(page, 'bar');
 
-  // 4. A mouse press on the middle of the bar picks it.
-  await page.evaluate(() => window.supple.setPaused(true));
-  const target = await page.evaluate(() => {
-    const b = window.supple.stats().bodies[0];
-    const mid = [0, 1, 2].map((c) => 0.5 * (b.min[c] + b.max[c]));
-    return window.supple.screenOf(mid);
+  // 4. A mouse drag on the tip grabs it, the spring is drawn and pulls the tip up; after the
+  // release the tip swings back. The bar (undamped in its scene: it would still swing from
+  // its fall) first settles with mass-proportional damping α = 4/s set with the slider.
+  await page.evaluate(async () => {
+    await window.supple.setPaused(true);
+    await window.supple.loadScene('bar.toml');
+    const alpha = document.getElementById('alpha');
+    alpha.value = 4;
+    alpha.dispatchEvent(new Event('input'));
+    alpha.dispatchEvent(new Event('change'));
+    await window.supple.step(250);
   });
-  await page.mouse.move(target[0], target[1]);
+  const before = await tip();
+  // A point on the top face near the free end, and where the mouse takes it (PULL up).
+  const grabAt = [before[0] - 0.03, before[1] + 0.15, before[2]];
+  const [from, to] = await page.evaluate(([p, pull]) =>
+    [window.supple.screenOf(p), window.supple.screenOf([p[0], p[1] + pull, p[2]])], [grabAt, PULL]);
+  await page.waitForTimeout(100); // a frame with the settled positions drawn
+  await page.mouse.move(from[0], from[1]);
   await page.mouse.down();
-  await page.mouse.move(target[0] + 40, target[1] - 30, { steps: 5 });
+  await page.mouse.move(to[0], to[1], { steps: 8 });
+  await runSteps(60);
+  const held = await page.evaluate(async () => ({
+    pick: window.supple.lastPick, grab: window.supple.lastGrab, spring: window.supple.spring,
+    grabs: (await window.supple.stats()).grabs,
+  }));
+  const heldTip = await tip();
+  await screenshot(page, 'drag');
+  const bary = held.pick ? held.pick.bary.reduce((a, b) => a + b, 0) : NaN;
+  check('a mouse press on the tip picks the bar', held.pick !== null && held.pick.body === 0 && Math.abs(bary - 1) < 1e-9,
+    held.pick ? `triangle ${held.pick.triangle}, point ${fmt(held.pick.point)}` : 'no hit');
+  check('the mouse press grabs it', held.grab !== null && held.grab.code >= 0, JSON.stringify(held.grab));
+  const force = held.grabs.length === 1 ? Math.hypot(...held.grabs[0].force) : 0;
+  check('the grab spring is drawn and pulls', held.spring !== null && force > 1,
+    `line ${held.spring ? `${fmt(held.spring[0])} → ${fmt(held.spring[1])}` : 'not drawn'}, |F| = ${force.toFixed(1)} N`);
+  check('the tip moves toward the drag', heldTip[1] > before[1] + MIN_LIFT,
+    `tip ${fmt(before)} → ${fmt(heldTip)} (rose ${(heldTip[1] - before[1]).toFixed(3)} m, needs > ${MIN_LIFT})`);
   await page.mouse.up();
-  const pick = await page.evaluate(() => ({ pick: window.supple.lastPick, grab: window.supple.lastGrab, message: window.supple.message }));
-  const bary = pick.pick ? pick.pick.bary.reduce((a, b) => a + b, 0) : NaN;
-  check('a mouse press on the bar picks it', pick.pick !== null && pick.pick.body === 0 && Math.abs(bary - 1) < 1e-9,
-    pick.pick ? `triangle ${pick.pick.triangle}, point ${pick.pick.point.map((v) => v.toFixed(3))}` : 'no hit');
-  check('the mouse press grabs the bar', pick.grab && pick.grab.code >= 0, JSON.stringify(pick.grab));
-  // The grab spring pulls: a point of the bar grabbed and its target raised 0.3 m rises.
-  const lift = await page.evaluate(() => {
-    const s = window.supple;
-    const e = s.engine;
-    const b = s.stats().bodies[0];
-    const mid = [0, 1, 2].map((c) => 0.5 * (b.min[c] + b.max[c]));
-    const hit = e.pick([mid[0], b.max[1] + 1, mid[2]], [0, -1, 0]);
-    if (!hit) return { error: 'no hit from above' };
-    const id = e.grabStart(hit, 5000, 50);
-    if (id < 0) return { error: e.message() };
-    const y0 = hit.point[1];
-    e.grabMove(id, [hit.point[0], y0 + 0.3, hit.point[2]]);
-    s.step(60);
-    // The bar's top surface where it was grabbed, seen from above again.
-    const again = e.pick([hit.point[0], y0 + 10, hit.point[2]], [0, -1, 0]);
-    const released = e.grabRelease(id);
-    return { y0, y1: again ? again.point[1] : null, released };
-  });
-  check('a grab raised 0.3 m lifts the bar where it holds it', !lift.error && lift.released === 0 &&
-    lift.y1 !== null && lift.y1 > lift.y0 + 0.1, JSON.stringify(lift));
-  await page.screenshot({ path: join(out, 'pick.png') });
+  await runSteps(60);
+  const after = await tip();
+  const released = await page.evaluate(async () => ({ grabs: (await window.supple.stats()).grabs, spring: window.supple.spring }));
+  await screenshot(page, 'release');
+  const back = dist(heldTip, before) - dist(after, before);
+  check('after the release the tip swings back', released.grabs.length === 0 && released.spring === null && back > MIN_SWING_BACK,
+    `distance from the pre-grab tip ${dist(heldTip, before).toFixed(3)} → ${dist(after, before).toFixed(3)} m (came back ${back.toFixed(3)}, needs > ${MIN_SWING_BACK})`);
 
   // 5. A stiffer bar sags less (E set through the slider, as a user does).
   const sag = async (log10E) => page.evaluate(async (log10E) => {
     const s = window.supple;
+    await s.setPaused(true);
     await s.loadScene('bar.toml');
-    s.setPaused(true);
     if (log10E !== null) {
       const e = document.getElementById('E');
       e.value = log10E;
+      e.dispatchEvent(new Event('input'));
       e.dispatchEvent(new Event('change'));
     }
-    s.step(30);
-    const st = s.stats();
+    await s.step(30);
+    const st = await s.stats();
     return { minY: st.bodies[0].min[1], youngs: st.youngs };
   }, log10E);
   const soft = await sag(null);
   const stiff = await sag(7);
+  await page.waitForTimeout(200); // a frame with the stiff bar's positions
+  await screenshot(page, 'stiff');
   check('changing E changes the motion', Math.abs(stiff.youngs - 1e7) < 1 && stiff.minY > soft.minY + 1e-3,
     `lowest point after 30 steps: E = ${soft.youngs} Pa → ${soft.minY.toFixed(4)} m, E = ${stiff.youngs} Pa → ${stiff.minY.toFixed(4)} m`);
 
-  // 6. Steps per second, measured in the page (reported, not asserted).
+  // 6. The same positions as a native run: the scene stepped N times in the page (wasm, in
+  // the worker) and by `supple run` (web.sh test wrote its last frame as JSON).
+  for (const [scene, steps] of [['bar', 40], ['tube_drop', 30]]) {
+    const native = JSON.parse(readFileSync(join(out, `native-${scene}.json`), 'utf8'));
+    const mine = await page.evaluate(async ([scene, steps]) => {
+      await window.supple.setPaused(true);
+      await window.supple.loadScene(`${scene}.toml`);
+      await window.supple.step(steps);
+      return { positions: await window.supple.positions64(), stats: await window.supple.stats() };
+    }, [scene, steps]);
+    await page.waitForTimeout(200);
+    await screenshot(page, `${scene}-${steps}-steps`);
+    writeFileSync(join(out, `page-${scene}.json`), JSON.stringify({ steps, time: mine.stats.time, positions: mine.positions }));
+    const n = mine.positions.length;
+    let maxDiff = n === native.positions.length ? 0 : Infinity;
+    let equal = 0;
+    for (let i = 0; i < Math.min(n, native.positions.length); i++) {
+      const d = Math.abs(mine.positions[i] - native.positions[i]);
+      maxDiff = Math.max(maxDiff, d);
+      if (Object.is(mine.positions[i], native.positions[i])) equal++;
+    }
+    results[`same_${scene}`] = { steps, values: n, bitwiseEqual: equal, maxDiff };
+    check(`${scene}: the page's positions after ${steps} steps equal supple run's`, maxDiff <= SAME_TOLERANCE && mine.stats.steps === steps,
+      `${n / 3} vertices, max |page − native| = ${maxDiff.toExponential(2)} m, ${equal}/${n} values bitwise equal (page t = ${mine.stats.time}, native t = ${native.time})`);
+  }
+
+  // 7. Another scene: the tube on a sphere and a box (obstacles drawn); switching works.
+  await page.evaluate(async () => {
+    await window.supple.loadScene('tube_obstacles.toml');
+    await window.supple.setPaused(false);
+  });
+  await runSteps(60);
+  const obs = await page.evaluate(async () => ({
+    obstacles: await window.supple.call('obstacles'),
+    stats: await window.supple.stats(),
+  }));
+  const kinds = obs.obstacles.map((o) => o.shape.kind).sort().join(',');
+  check('switching to the obstacle scene takes effect', obs.stats.bodies[0].tets === 1034 && kinds === 'box,plane,sphere',
+    `${obs.stats.bodies[0].tets} tets, obstacles: ${kinds}`);
+  await screenshot(page, 'tube_obstacles');
+
+  // 8. Speed (reported, not asserted): wasm ms/step in the worker for the bar and the tube,
+  // and frames per second of the bar with one step per frame (drawn with new positions).
   for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150]]) {
     results[scene] = await page.evaluate(async ([scene, n]) => {
+      await window.supple.setPaused(true);
       await window.supple.loadScene(scene);
-      window.supple.setPaused(true);
-      window.supple.measure(5); // warm-up
-      const m = window.supple.measure(n);
-      const st = window.supple.stats();
-      return { ...m, tets: st.bodies[0].tets, integrator: st.integrator, model: st.model, dt: st.dt };
+      await window.supple.measure(5); // warm-up
+      const m = await window.supple.measure(n);
+      const st = await window.supple.stats();
+      return { ...m, msPerStep: m.ms / n, tets: st.bodies[0].tets, integrator: st.integrator, model: st.model, dt: st.dt };
     }, [scene, n]);
-    console.log(`     ${scene}: ${results[scene].stepsPerSecond.toFixed(1)} steps/s (${(results[scene].ms / n).toFixed(2)} ms/step, ${n} steps)`);
+    const r = results[scene];
+    console.log(`     ${scene}: ${r.msPerStep.toFixed(2)} ms/step in wasm (${r.stepsPerSecond.toFixed(1)} steps/s, ${n} steps)`);
   }
-  check('switching the scene takes effect', results['tube_drop.toml'].tets === 1034 && results['bar.toml'].tets === 450,
+  check('switching between the bar and the tube takes effect', results['tube_drop.toml'].tets === 1034 && results['bar.toml'].tets === 450,
     `bar ${results['bar.toml'].tets} tets, tube ${results['tube_drop.toml'].tets} tets`);
-  await page.evaluate(() => window.supple.setPaused(false));
+  results.fps = await page.evaluate(async () => {
+    await window.supple.loadScene('bar.toml');
+    await window.supple.setPaused(false);
+    await new Promise((r) => setTimeout(r, 500));
+    return window.supple.fps(3000);
+  });
+  const f = results.fps;
+  console.log(`     bar, one step per frame: ${f.fps.toFixed(1)} frames/s drawn with new positions (${f.frames} frames, ${f.steps} steps in ${f.seconds.toFixed(2)} s; ${f.animationFramesPerSecond.toFixed(1)} animation frames/s, ${f.drawMsPerFrame.toFixed(1)} ms drawing each)`);
+  // The same at a quarter of the pixels: SwiftShader draws on the CPU, so the frame rate
+  // follows the canvas size (EXPERIMENTS.md).
+  await page.setViewportSize({ width: 600, height: 350 });
   await page.waitForTimeout(500);
-  await page.screenshot({ path: join(out, 'tube_drop.png') });
+  results.fpsSmall = await page.evaluate(() => window.supple.fps(3000));
+  const g = results.fpsSmall;
+  console.log(`     the same in a 600×350 viewport: ${g.fps.toFixed(1)} frames/s (${g.drawMsPerFrame.toFixed(1)} ms drawing each)`);
+  await page.setViewportSize({ width: 1100, height: 700 });
+  for (const scene of ['bar', 'tube_drop']) {
+    try {
+      const b = JSON.parse(readFileSync(join(out, `native-bench-${scene}.json`), 'utf8'));
+      results[`native_${scene}`] = b;
+      const w = b.wall_ms_per_step;
+      console.log(`     native ${scene} (supple bench, ${b.threads} thread, ${b.steps} steps): ${w.median.toFixed(2)} ms/step median, ${w.mean.toFixed(2)} mean`);
+    } catch (e) {
+      console.log(`     (no native bench for ${scene}: ${e.message})`);
+    }
+  }
+  await screenshot(page, 'bar-running');
 
   check('no console errors', errors.length === 0, errors.join(' | '));
-  writeFileSync(join(out, 'results.json'), JSON.stringify({ results, userAgent: await browser.version() }, null, 2));
+  writeFileSync(join(out, 'results.json'), JSON.stringify({ results, browser: await browser.version() }, null, 2));
 } finally {
   await browser.close();
   clearTimeout(watchdog);

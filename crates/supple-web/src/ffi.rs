@@ -407,6 +407,8 @@ mod tests {
         assert_eq!(supple_step(3), 3);
         let after = unsafe { std::slice::from_raw_parts(supple_positions_ptr(), n) };
         assert_ne!(before, after);
+        let exact = unsafe { std::slice::from_raw_parts(crate::view::supple_positions_f64(), n) };
+        assert!(exact.iter().zip(after).all(|(&d, &f)| d as f32 == f));
         // A ray down onto the free end hits the top face.
         assert_eq!(supple_pick(0.35, 1.0, 0.05, 0.0, -1.0, 0.0), 1);
         let hit = unsafe { std::slice::from_raw_parts(supple_pick_ptr(), 9) };

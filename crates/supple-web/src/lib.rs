@@ -2,7 +2,8 @@
 //!
 //! This crate builds to a WebAssembly module (`wasm32-unknown-unknown`, `cdylib`) with raw
 //! C-ABI exports, loaded by the static page in `www/` with `WebAssembly.instantiateStreaming`
-//! and no generated glue. On the host it builds as an ordinary library whose exports are
+//! and no generated glue, inside a Web Worker (`www/worker.js`; the page's main thread draws
+//! with three.js and sends the worker commands). On the host it builds as an ordinary library whose exports are
 //! plain functions ([`ffi`]), so it is tested, linted and documented with the workspace.
 //!
 //! ## Protocol
@@ -29,17 +30,21 @@
 //!   the world through the scene's own validation ([`overrides`]) and keeps positions,
 //!   velocities and time.
 //! - **Statistics**: `supple_stats()` writes JSON (time, steps, dt, integrator, model, E, ν,
-//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations) to the
+//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations; the live grabs
+//!   with their targets and spring forces) to the
 //!   message buffer and returns its length; read it at `supple_message_ptr()`.
 //! - **Grab**: `supple_grab_start/_move/_release` ([`grab`]): the engine's grab spring on a
 //!   picked surface point.
+//! - **Obstacles and exact positions** ([`view`]): `supple_obstacles()` writes the scene's
+//!   rigid obstacles with their poses now as JSON to the message buffer (its length);
+//!   `supple_positions_f64()` copies the positions in `f64` (for comparing with a native run).
 //!
 //! Return codes: [`OK`] (0) or a count ≥ 0 on success; negative on failure, with a message at
 //! `supple_message_ptr()`/`supple_message_len()`.
 //!
 //! ## Time and threads on wasm32
 //! The engine's phase timings read [`supple::clock::Instant`], which measures zero on wasm32;
-//! the page times `supple_step` itself with `performance.now()`. rayon has no threads there:
+//! the worker times `supple_step` itself with `performance.now()`. rayon has no threads there:
 //! its global pool falls back to running every parallel loop on the calling thread, which
 //! gives the same bits as any thread count (the engine's loops are deterministic).
 
@@ -48,6 +53,7 @@ pub mod grab;
 pub mod overrides;
 pub mod pick;
 pub mod sim;
+pub mod view;
 
 pub use sim::Sim;
 

@@ -216,6 +216,13 @@ impl Sim {
                 })
             })
             .collect();
+        // The live grabs: the spring's target and its force on the body after the last step.
+        let grabs: Vec<_> = (w.grabs().iter())
+            .map(|g| {
+                let (t, f) = (g.target, g.force);
+                json!({ "id": g.id.0, "body": g.body, "target": [t.x, t.y, t.z], "force": [f.x, f.y, f.z] })
+            })
+            .collect();
         let desc = self.scene.bodies.first();
         json!({
             "scene": self.scene.name,
@@ -232,6 +239,7 @@ impl Sim {
             "min_dt": w.last_step().min_dt,
             "failure": self.failure,
             "bodies": bodies,
+            "grabs": grabs,
         })
         .to_string()
     }

@@ -103,6 +103,18 @@ export class Engine {
     return new Float32Array(this.memory.buffer, this.x.supple_positions_ptr(), this.x.supple_positions_len());
   }
 
+  // A copy of every body's positions in full precision (f64), for comparing with native runs.
+  positions64() {
+    const ptr = this.x.supple_positions_f64();
+    return new Float64Array(this.memory.buffer, ptr, this.x.supple_positions_len()).slice();
+  }
+
+  // The scene's rigid obstacles with their poses now (see view.rs).
+  obstacles() {
+    this.check(this.x.supple_obstacles(), 'obstacles');
+    return JSON.parse(this.message());
+  }
+
   // A copy of the surface triangles (u32 indices into positions).
   triangles() {
     return new Uint32Array(this.memory.buffer, this.x.supple_triangles_ptr(), this.x.supple_triangles_len()).slice();

@@ -1,32 +1,33 @@
-// The page: loads the wasm engine and a bundled scene, steps it every animation frame, draws
-// it, and wires the controls and the mouse (orbit, pick, grab). `window.supple` exposes the
-// state for tests.
+// The page's main thread: draws (three.js, view3d.js) and handles input. The engine runs in a
+// Web Worker (worker.js, through client.js): every animation frame asks it for one frame of
+// steps and draws the positions it sends back (a transferred copy). `window.supple` exposes
+// the state for tests.
 
-import { Engine, ERR_NOT_AVAILABLE } from './engine.js';
-import { Camera, Renderer, sub, add, scale, dot } from './render.js';
+import { EngineClient } from './client.js';
+import { View } from './view3d.js';
 
-const SCENES = {
-  'bar.toml': [],
-  'tube_drop.toml': ['meshes/tube_solid_1k.node', 'meshes/tube_solid_1k.ele'],
-};
 // Grab spring (N/m, N·s/m), handed to the engine's grab (see grab.rs).
 const GRAB_STIFFNESS = 2000;
 const GRAB_DAMPING = 20;
 
 const $ = (id) => document.getElementById(id);
 const canvas = $('view');
-const camera = new Camera();
-let engine = null;
-let renderer = null;
-let triangles = null;
-let triOffsets = [];
+const client = new EngineClient();
+let view = null;
+let scene = null; // { name, triangles, triOffsets } of the loaded scene
+let latest = null; // the last snapshot from the worker: { positions, stats, obstacles, msPerStep }
+let fresh = false; // latest not drawn yet
 let paused = false;
 let stepsPerFrame = 1;
-let msPerStep = 0; // moving average of wall ms per step, measured around supple_frame
+let frameInFlight = false;
+let framesDrawn = 0; // frames drawn with new positions (for the frame rate)
+let animationFrames = 0; // requestAnimationFrame callbacks
+let drawMs = 0; // wall ms spent updating and rendering the view, summed
+let drawing = true; // off while the worker is timed (SwiftShader draws on the same CPU)
 let messageTimer = 0;
-let drag = null; // { kind: 'orbit', x, y } or { kind: 'grab', id, hit, point, normal, target }
+let drag = null; // { point, normal, target, hit } while the mouse holds a grab
 let lastPick = null;
-let lastGrab = null; // { code, message } of the last grab_start
+let lastGrab = null; // { code, message } of the last grab
 
 function showMessage(text, seconds = 6) {
   const m = $('message');
@@ -36,49 +37,24 @@ function showMessage(text, seconds = 6) {
   messageTimer = setTimeout(() => (m.style.display = 'none'), seconds * 1000);
 }
 
-function guard(f) {
-  try {
-    return f();
-  } catch (e) {
-    showMessage(e.message);
-    return undefined;
-  }
+// Sends a command; a refusal is shown on the page (and resolves to undefined).
+function send(cmd, ...args) {
+  return client.call(cmd, ...args).catch((e) => showMessage(e.message));
 }
 
 async function loadScene(name) {
-  const base = 'pkg/scenes/';
-  const text = await (await fetch(base + name)).text();
-  const files = [];
-  for (const path of SCENES[name]) {
-    files.push([path, new Uint8Array(await (await fetch(base + path)).arrayBuffer())]);
-  }
-  engine.loadScene(text, name, files);
+  const r = await client.call('load', name, paused);
+  scene = { name, triangles: r.triangles, triOffsets: r.triOffsets };
+  latest = r;
+  fresh = false;
+  drag = null;
+  view.setScene(r.positions, r.triangles, r.obstacles);
   $('scene').value = name;
-  engine.setPaused(paused);
-  triangles = engine.triangles();
-  const nb = engine.bodyCount();
-  triOffsets = [];
-  for (let b = 0; b <= nb; b++) triOffsets.push(engine.x.supple_body_triangle_offset(b));
-  const rest = engine.positions().slice();
-  const lo = [Infinity, Infinity, Infinity];
-  const hi = [-Infinity, -Infinity, -Infinity];
-  for (let i = 0; i < rest.length; i += 3)
-    for (let c = 0; c < 3; c++) {
-      lo[c] = Math.min(lo[c], rest[i + c]);
-      hi[c] = Math.max(hi[c], rest[i + c]);
-    }
-  // Frame the body and the ground under it (a dropped body falls into view).
-  camera.frame([lo[0], Math.min(lo[1], 0), lo[2]], hi);
-  const size = Math.hypot(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]);
-  renderer.setMesh(rest, triangles, Math.min(0, lo[1]), Math.max(size, 1));
-  renderer.dispScale = 0.25 * size;
-  msPerStep = 0;
-  syncControls(text);
+  syncControls(r.stats, r.text);
 }
 
 // The controls show the scene's values (read back from the engine's statistics).
-function syncControls(text) {
-  const s = engine.stats();
+function syncControls(s, text) {
   $('E').value = Math.log10(s.youngs);
   $('nu').value = s.poisson;
   $('alpha').value = s.damping[0];
@@ -101,134 +77,131 @@ function labels() {
 
 function setPaused(p) {
   paused = p;
-  engine.setPaused(p);
   $('play').textContent = p ? 'Play' : 'Pause';
+  return client.call('setPaused', p);
 }
 
 function wireControls() {
   for (const id of ['E', 'nu', 'alpha', 'beta', 'dt', 'spf']) $(id).addEventListener('input', labels);
-  $('E').addEventListener('change', () => guard(() => engine.setYoungs(10 ** $('E').value)));
-  $('nu').addEventListener('change', () => guard(() => engine.setPoisson(Number($('nu').value))));
-  const damping = () => guard(() => engine.setDamping(Number($('alpha').value), Number($('beta').value)));
+  $('E').addEventListener('change', () => send('setYoungs', 10 ** $('E').value));
+  $('nu').addEventListener('change', () => send('setPoisson', Number($('nu').value)));
+  const damping = () => send('setDamping', Number($('alpha').value), Number($('beta').value));
   $('alpha').addEventListener('change', damping);
   $('beta').addEventListener('change', damping);
-  $('dt').addEventListener('change', () => guard(() => engine.setDt($('dt').value / 1000)));
+  $('dt').addEventListener('change', () => send('setDt', $('dt').value / 1000));
   $('spf').addEventListener('change', () => (stepsPerFrame = Number($('spf').value)));
-  $('model').addEventListener('change', () => guard(() => engine.setModel($('model').value)));
-  $('integrator').addEventListener('change', () => guard(() => engine.setIntegrator($('integrator').value)));
+  $('model').addEventListener('change', () => send('setModel', $('model').value));
+  $('integrator').addEventListener('change', () => send('setIntegrator', $('integrator').value));
   $('play').addEventListener('click', () => setPaused(!paused));
   $('step').addEventListener('click', () => {
     setPaused(true);
-    guard(() => engine.step(1));
+    send('step', 1);
   });
-  $('reset').addEventListener('click', () => guard(() => engine.reset()));
+  $('reset').addEventListener('click', () => send('reset'));
   $('scene').addEventListener('change', () => loadScene($('scene').value).catch((e) => showMessage(e.message)));
 }
 
-// ---- mouse: orbit, pick, grab ----
-
-function mouseRay(e) {
-  const r = canvas.getBoundingClientRect();
-  return camera.ray(e.clientX - r.left, e.clientY - r.top, r.width, r.height);
-}
+// ---- mouse: a press on a body grabs it (OrbitControls orbits otherwise) ----
 
 // The current position of a picked point (it moves with the body).
 function pickedPoint(hit) {
-  const p = engine.positions();
-  const t = 3 * (triOffsets[hit.body] + hit.triangle);
+  const p = latest.positions;
+  const t = 3 * (scene.triOffsets[hit.body] + hit.triangle);
   const out = [0, 0, 0];
   for (let k = 0; k < 3; k++) {
-    const v = triangles[t + k];
+    const v = scene.triangles[t + k];
     for (let c = 0; c < 3; c++) out[c] += hit.bary[k] * p[3 * v + c];
   }
   return out;
 }
 
+const dot = (a, b) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+
 function wireMouse() {
-  canvas.addEventListener('contextmenu', (e) => e.preventDefault());
-  canvas.addEventListener('mousedown', (e) => {
-    const ray = mouseRay(e);
-    const hit = e.button === 0 ? engine.pick(ray.origin, ray.dir) : null;
-    if (!hit) {
-      drag = { kind: 'orbit', x: e.clientX, y: e.clientY };
-      return;
-    }
-    lastPick = hit;
-    const code = engine.grabStart(hit, GRAB_STIFFNESS, GRAB_DAMPING);
-    lastGrab = { code, message: code < 0 ? engine.message() : '' };
-    if (code < 0) {
-      const where = `body ${hit.body}, triangle ${hit.triangle}, at (${hit.point.map((v) => v.toFixed(3)).join(', ')})`;
-      showMessage(code === ERR_NOT_AVAILABLE ? `Picked ${where}. ${lastGrab.message}` : `Grab: ${lastGrab.message}`);
-      drag = null;
-      return;
-    }
+  // Capture on the window: this runs before OrbitControls' own listener on the canvas, and
+  // turns it off for a press that lands on a body.
+  window.addEventListener('pointerdown', (e) => {
+    if (e.target !== canvas || e.button !== 0 || !scene) return;
+    const point = view.hitBody(e.clientX, e.clientY);
+    if (!point) return;
+    view.controls.enabled = false;
+    const ray = view.ray(e.clientX, e.clientY);
     // The target moves on the plane through the picked point that faces the camera.
-    drag = { kind: 'grab', id: code, hit, point: hit.point, normal: camera.basis().forward, target: hit.point };
-  });
-  window.addEventListener('mousemove', (e) => {
+    const d = { point, normal: view.forward(), target: point, hit: null };
+    drag = d;
+    client.call('mouseGrab', ray.origin, ray.dir, GRAB_STIFFNESS, GRAB_DAMPING).then((r) => {
+      lastPick = r.hit;
+      lastGrab = { code: r.code, message: r.message };
+      if (r.code < 0) showMessage(`Grab: ${r.message}`);
+      else d.hit = r.hit;
+    }, (err) => showMessage(err.message));
+  }, true);
+  window.addEventListener('pointermove', (e) => {
     if (!drag) return;
-    if (drag.kind === 'orbit') {
-      camera.yaw -= (e.clientX - drag.x) * 0.01;
-      camera.pitch = Math.max(-1.5, Math.min(1.5, camera.pitch + (e.clientY - drag.y) * 0.01));
-      drag.x = e.clientX;
-      drag.y = e.clientY;
-      return;
-    }
-    const ray = mouseRay(e);
+    const ray = view.ray(e.clientX, e.clientY);
     const denom = dot(ray.dir, drag.normal);
     if (Math.abs(denom) < 1e-9) return;
-    const t = dot(sub(drag.point, ray.origin), drag.normal) / denom;
-    drag.target = add(ray.origin, scale(ray.dir, t));
-    const code = engine.grabMove(drag.id, drag.target);
-    if (code < 0) showMessage(`Grab: ${engine.message()}`);
+    const o = ray.origin;
+    const t = dot([drag.point[0] - o[0], drag.point[1] - o[1], drag.point[2] - o[2]], drag.normal) / denom;
+    drag.target = [o[0] + t * ray.dir[0], o[1] + t * ray.dir[1], o[2] + t * ray.dir[2]];
+    send('mouseMove', drag.target);
   });
-  window.addEventListener('mouseup', () => {
-    if (drag && drag.kind === 'grab') {
-      const code = engine.grabRelease(drag.id);
-      if (code < 0) showMessage(`Grab: ${engine.message()}`);
-    }
+  window.addEventListener('pointerup', () => {
+    if (!drag) return;
     drag = null;
+    view.controls.enabled = true;
+    send('mouseRelease');
   });
-  canvas.addEventListener('wheel', (e) => {
-    e.preventDefault();
-    camera.distance *= Math.exp(e.deltaY * 0.001);
-  }, { passive: false });
 }
 
 // ---- the loop ----
 
-function statsText(s) {
+function statsText(s, msPerStep) {
   const fmt = (v, d = 3) => (v === null || v === undefined ? '–' : Number(v).toPrecision(d));
   const rtf = msPerStep > 0 ? (s.dt * 1000) / msPerStep : 0;
   const lines = [
     `${s.scene}  t = ${s.time.toFixed(3)} s  steps ${s.steps}${paused ? '  (paused)' : ''}`,
     `${s.integrator}, ${s.model}, dt = ${(s.dt * 1000).toFixed(1)} ms`,
     `E = ${fmt(s.youngs)} Pa  ν = ${fmt(s.poisson, 2)}  α = ${fmt(s.damping[0], 2)}  β = ${fmt(s.damping[1], 2)}`,
-    `${msPerStep.toFixed(2)} ms/step  (${msPerStep > 0 ? (1000 / msPerStep).toFixed(0) : '–'} steps/s, real-time × ${rtf.toFixed(2)})`,
+    `${msPerStep.toFixed(2)} ms/step in the worker  (${msPerStep > 0 ? (1000 / msPerStep).toFixed(0) : '–'} steps/s, real-time × ${rtf.toFixed(2)})`,
   ];
   for (const b of s.bodies)
     lines.push(`${b.name}: ${b.tets} tets  KE ${fmt(b.kinetic_energy)} J  CG ${b.solver_iterations}  Newton ${b.newton_iterations}`);
+  for (const g of s.grabs || [])
+    lines.push(`grab spring on ${s.bodies[g.body].name}: |F| = ${Math.hypot(...g.force).toFixed(1)} N`);
   if (s.failure) lines.push(`stopped: ${s.failure}`);
   return lines.join('\n');
 }
 
+function requestFrame() {
+  frameInFlight = true;
+  client.call('frame', stepsPerFrame).then((r) => {
+    if (scene && r.positions.length === latest.positions.length) {
+      latest = r;
+      fresh = true;
+    }
+  }, (e) => {
+    setPaused(true);
+    showMessage(e.message, 15);
+  }).finally(() => (frameInFlight = false));
+}
+
 function frame() {
-  if (engine && triangles) {
+  animationFrames++;
+  if (scene && drawing) {
     const t0 = performance.now();
-    let n = 0;
-    try {
-      n = engine.frame(stepsPerFrame);
-    } catch (e) {
-      setPaused(true);
-      showMessage(e.message, 15);
+    // One frame of steps at a time: the next is asked for when the last has come back.
+    if (!frameInFlight) requestFrame();
+    if (fresh) {
+      view.update(latest.positions);
+      view.setObstacles(latest.obstacles);
+      $('stats').textContent = statsText(latest.stats, latest.msPerStep);
+      fresh = false;
+      framesDrawn++;
     }
-    if (n > 0) {
-      const ms = (performance.now() - t0) / n;
-      msPerStep = msPerStep === 0 ? ms : 0.9 * msPerStep + 0.1 * ms;
-    }
-    const line = drag && drag.kind === 'grab' ? [...pickedPoint(drag.hit), ...drag.target] : null;
-    renderer.draw(camera, engine.positions(), line);
-    $('stats').textContent = statsText(engine.stats());
+    view.setSpring(drag ? (drag.hit ? pickedPoint(drag.hit) : drag.point) : null, drag ? drag.target : null);
+    view.render();
+    drawMs += performance.now() - t0;
   }
   requestAnimationFrame(frame);
 }
@@ -238,43 +211,55 @@ function frame() {
 function testHook() {
   return {
     ready: false,
-    get engine() { return engine; },
-    stats: () => engine.stats(),
-    positions: () => Array.from(engine.positions()),
+    call: (cmd, ...args) => client.call(cmd, ...args),
+    stats: () => client.call('stats'),
+    positions: async () => Array.from(await client.call('positions')),
+    positions64: async () => Array.from(await client.call('positions64')),
     setPaused,
-    step: (n) => engine.step(n),
+    step: (n) => client.call('step', n),
     loadScene,
+    // Times n steps in the worker with the page's drawing stopped meanwhile.
+    async measure(n) {
+      drawing = false;
+      try {
+        return await client.call('measure', n);
+      } finally {
+        drawing = true;
+      }
+    },
     get lastPick() { return lastPick; },
     get lastGrab() { return lastGrab; },
     get message() { return $('message').textContent; },
-    // Times n steps taken back to back (no drawing in between): wall ms and steps per second.
-    measure(n) {
+    // The grab spring drawn now: [from, to] or null.
+    get spring() { return drag && view.spring.visible ? [drag.hit ? pickedPoint(drag.hit) : drag.point, drag.target] : null; },
+    get framesDrawn() { return framesDrawn; },
+    // Frames drawn with new positions per second over `ms` of running, and steps taken.
+    async fps(ms) {
+      const s0 = (await client.call('stats')).steps;
+      const [f0, a0, d0] = [framesDrawn, animationFrames, drawMs];
       const t0 = performance.now();
-      engine.step(n);
-      const ms = performance.now() - t0;
-      return { steps: n, ms, stepsPerSecond: (1000 * n) / ms };
+      await new Promise((r) => setTimeout(r, ms));
+      const frames = framesDrawn - f0;
+      const callbacks = animationFrames - a0;
+      const seconds = (performance.now() - t0) / 1000;
+      const steps = (await client.call('stats')).steps - s0;
+      return {
+        frames, steps, seconds, fps: frames / seconds, stepsPerFrame,
+        animationFramesPerSecond: callbacks / seconds, drawMsPerFrame: (drawMs - d0) / callbacks,
+      };
     },
-    // The CSS pixel (relative to the page) where the world point p is drawn.
-    screenOf(p) {
-      const r = canvas.getBoundingClientRect();
-      const { forward, right, up } = camera.basis();
-      const d = sub(p, camera.eye());
-      const z = dot(d, forward);
-      const t = Math.tan(camera.fov / 2);
-      const x = dot(d, right) / (z * t * (r.width / r.height));
-      const y = dot(d, up) / (z * t);
-      return [r.left + ((x + 1) / 2) * r.width, r.top + ((1 - y) / 2) * r.height];
-    },
+    // The client pixel where the world point p is drawn.
+    screenOf: (p) => view.screenOf(p),
   };
 }
 
 async function main() {
   window.supple = testHook();
-  renderer = new Renderer(canvas);
-  engine = await Engine.load('pkg/supple_web.wasm');
-  for (const name of Object.keys(SCENES)) $('scene').add(new Option(name.replace('.toml', ''), name));
+  view = new View(canvas);
+  const names = await client.call('init', new URL('pkg/supple_web.wasm', location.href).href);
+  for (const name of names) $('scene').add(new Option(name.replace('.toml', ''), name));
   const wanted = new URLSearchParams(location.search).get('scene');
-  const name = SCENES[wanted] ? wanted : 'bar.toml';
+  const name = names.includes(wanted) ? wanted : 'bar.toml';
   $('scene').value = name;
   wireControls();
   wireMouse();
