@@ -1,16 +1,14 @@
 //! The fine level's linear step (module notes of [`super`]): the implicit formula
 //! `x⁺ = ξ + γ v⁺` with the frames kept is the linear system
 //! `((1 + γα) M + (γ² + γβ) K_R) v⁺ = M η + γ (f(ξ) + M g + f_load(ξ))`
-//! (`α`, `β` the body's Rayleigh damping), solved by PCG over the whole field (reading b) or
+//! (`α`, `β` the body's Rayleigh damping), solved by PCG over the whole field (reading b, with the settings' preconditioner) or
 //! over the hierarchical detail (reading a, [`super::detail`]). The matrix is reassembled
 //! only when the frames or `γ` change (or a follower load asks for it).
 
 use super::detail::DetailCg;
 use super::Reading;
 use crate::body::Body;
-use crate::linalg::{
-    conjugate_gradient, par, BlockCsr, BlockJacobi, CgError, CgWorkspace, PcgSettings,
-};
+use crate::linalg::{par, BlockCsr, CgError, Pcg, PcgSettings};
 use crate::mesh::Hierarchy;
 use crate::time::system::zero_fixed;
 use crate::time::StepError;
@@ -40,8 +38,8 @@ pub(super) struct FineLevel {
     a: BlockCsr,
     /// `γ` of the assembled matrix (`None`: stale, the frames changed).
     kept_gamma: Option<f64>,
-    jacobi: BlockJacobi,
-    cg: CgWorkspace,
+    /// Reading (b): the crate's PCG with the settings' preconditioner.
+    pcg: Pcg,
     detail: DetailCg,
     /// Positions whose coarse vertices are the coarse solution (the frames' source).
     frame_x: Vec<Vector3<f64>>,
@@ -65,8 +63,7 @@ impl FineLevel {
             order: order as usize,
             a: BlockCsr::zeros(fine.elems.pattern.clone()),
             kept_gamma: None,
-            jacobi: BlockJacobi::new(n),
-            cg: CgWorkspace::new(n),
+            pcg: Pcg::with_positions(n, &fine.mesh.positions),
             detail: DetailCg::new(hierarchy),
             frame_x: fine.mesh.positions.clone(),
             xi: zero.clone(),
@@ -118,7 +115,8 @@ impl FineLevel {
 
         let mut out = FineSolve::default();
         let (alpha, beta) = (fine.damping.alpha, fine.damping.beta);
-        if self.kept_gamma != Some(gamma) || fine.loads.has_follower() {
+        let stale = fine.loads.has_follower() || fine.constraints.any_release();
+        if self.kept_gamma != Some(gamma) || stale {
             self.a.set_zero();
             fine.model.add_tangent(
                 &fine.elems,
@@ -129,9 +127,8 @@ impl FineLevel {
             fine.mass.add_to(&mut self.a, 1.0 + gamma * alpha);
             fine.loads
                 .add_tangent(&self.xi, gamma * gamma, true, &mut self.a);
-            match reading {
-                Reading::Full => self.jacobi.refresh(&self.a, &fine.fixed),
-                Reading::Detail => self.detail.refresh(&self.a, &fine.fixed),
+            if reading == Reading::Detail {
+                self.detail.refresh(&self.a, &fine.fixed);
             }
             self.kept_gamma = Some(gamma);
             out.assembled = true;
@@ -156,32 +153,46 @@ impl FineLevel {
         hierarchy.to_nodal(&mut self.u);
         zero_fixed(&fine.fixed, &mut self.u);
 
-        let result = match reading {
-            Reading::Full => conjugate_gradient(
-                &mut self.cg,
-                &self.a,
-                &self.rhs,
-                &fine.fixed,
-                &mut self.u,
-                pcg,
-                &mut self.jacobi,
-            ),
+        match reading {
+            Reading::Full => {
+                let st = self.pcg.solve_changed(
+                    &self.a,
+                    out.assembled,
+                    &self.rhs,
+                    &fine.fixed,
+                    &mut self.u,
+                    pcg,
+                );
+                if !st.relative_residual.is_finite() {
+                    return Err(StepError::NonFinite("fine-level PCG"));
+                }
+                out.iterations = st.iterations;
+                out.residual = st.relative_residual;
+                out.converged = st.converged;
+            }
             Reading::Detail => {
-                self.detail
-                    .solve(hierarchy, &self.a, &self.rhs, &fine.fixed, &mut self.u, pcg)
+                match self.detail.solve(
+                    hierarchy,
+                    &self.a,
+                    &self.rhs,
+                    &fine.fixed,
+                    &mut self.u,
+                    pcg,
+                ) {
+                    Ok(info) => {
+                        out.iterations = info.iterations;
+                        out.residual = info.relative_residual;
+                        out.converged = true;
+                    }
+                    Err(CgError::NoConvergence(info)) => {
+                        out.iterations = info.iterations;
+                        out.residual = info.relative_residual;
+                    }
+                    Err(CgError::NonFinite { .. }) => {
+                        return Err(StepError::NonFinite("fine-level PCG"))
+                    }
+                }
             }
-        };
-        match result {
-            Ok(info) => {
-                out.iterations = info.iterations;
-                out.residual = info.relative_residual;
-                out.converged = true;
-            }
-            Err(CgError::NoConvergence(info)) => {
-                out.iterations = info.iterations;
-                out.residual = info.relative_residual;
-            }
-            Err(CgError::NonFinite { .. }) => return Err(StepError::NonFinite("fine-level PCG")),
         }
 
         // x⁺ = ξ + γ v⁺ (held vertices stay where the prescription put them, v = 0 there).

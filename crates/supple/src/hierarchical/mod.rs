@@ -34,8 +34,9 @@
 //!
 //! **What differs from the paper**, besides the reading: Hauth & Straßer recompute the
 //! rotations only for the top level; so do we. Their fine solve is a preconditioned CG on the
-//! finer levels without saying which preconditioner; ours is block Jacobi on the nodal matrix
-//! for (b) and block Jacobi on the hierarchical matrix for (a). Constraints must hold all
+//! finer levels without saying which preconditioner; ours is the crate's [`crate::linalg::Pcg`] with
+//! the settings' preconditioner (block Jacobi by default, multigrid on request) for (b), and
+//! block Jacobi on the hierarchical matrix for (a). Constraints must hold all
 //! three components of a vertex (a coarse vertex set is carried to the fine level with the
 //! midpoints of its edges, [`Hierarchy::refine_vertex_set`]); tractions and pressures on
 //! coarse faces act on the four-per-refinement fine faces inside them, nodal loads on the
@@ -95,7 +96,8 @@ pub struct HierarchySettings {
     pub scheme: Scheme,
     /// The coarse level's Newton iteration (its linear solver included).
     pub newton: NewtonSettings,
-    /// The fine level's PCG stopping rule (its preconditioner is block Jacobi, module notes).
+    /// The fine level's PCG: stopping rule, and the preconditioner of reading (b) (reading (a)
+    /// always uses block Jacobi on the hierarchical matrix, [`detail`]).
     pub pcg: PcgSettings,
 }
 
