@@ -93,6 +93,7 @@ impl FineLevel {
         fine: &mut Body,
         hierarchy: &Hierarchy,
         coarse: &Body,
+        coarse_v0: &[Vector3<f64>],
         reading: Reading,
         pcg: &PcgSettings,
         h: f64,
@@ -144,13 +145,29 @@ impl FineLevel {
         par::for_each_mut(&mut self.rhs, |i, b| *b += gamma * f[i]);
         zero_fixed(&fine.fixed, &mut self.rhs);
 
-        // First guess: the coarse solution's velocities as coarse coefficients, the current
-        // fine velocity's details (the prolonged coarse motion plus the kept detail).
+        // First guess. (a): the coarse solution's velocities as coarse coefficients, the
+        // current fine velocity's details. (b): the current fine velocity plus the prolonged
+        // change of the coarse velocity over the coarse step (the fine field's own coarse
+        // coefficients drift from the coarse solution in this reading, so the coarse
+        // *motion* is prolonged, not the coarse state).
         let nc = hierarchy.coarse_vertices();
-        self.u.copy_from_slice(&fine.v);
-        hierarchy.to_hierarchical(&mut self.u);
-        self.u[..nc].copy_from_slice(&coarse.v);
-        hierarchy.to_nodal(&mut self.u);
+        match reading {
+            Reading::Detail => {
+                self.u.copy_from_slice(&fine.v);
+                hierarchy.to_hierarchical(&mut self.u);
+                self.u[..nc].copy_from_slice(&coarse.v);
+                hierarchy.to_nodal(&mut self.u);
+            }
+            Reading::Full => {
+                for (i, c) in self.u[..nc].iter_mut().enumerate() {
+                    *c = coarse.v[i] - coarse_v0[i];
+                }
+                self.u[nc..].fill(Vector3::zeros());
+                hierarchy.to_nodal(&mut self.u);
+                let v = &fine.v;
+                par::for_each_mut(&mut self.u, |i, u| *u += v[i]);
+            }
+        }
         zero_fixed(&fine.fixed, &mut self.u);
 
         match reading {

@@ -27,9 +27,9 @@
 //!   (Tᵀ(b − A T [c_C; 0]))_D` (see [`detail`]). The fine field's coarse vertices are then
 //!   exactly the coarse solution.
 //! - **(b) [`Reading::Full`]**: the whole fine field is solved corotationally with the coarse
-//!   frames, the PCG warm-started from the prolonged coarse motion (the first guess has the
-//!   coarse solution's velocities as its coarse coefficients and the current fine velocity's
-//!   details). The coarse level then only supplies rotations and the first guess; the fine
+//!   frames, the PCG warm-started from the prolonged coarse motion (the first guess is the
+//!   current fine velocity plus the prolonged change of the coarse velocity over the coarse
+//!   step). The coarse level then only supplies rotations and the first guess; the fine
 //!   coarse vertices may drift from the coarse solution.
 //!
 //! **What differs from the paper**, besides the reading: Hauth & Straßer recompute the
@@ -173,6 +173,8 @@ pub struct HierarchicalBody {
     settings: HierarchySettings,
     coarse_integrator: Box<dyn Integrator>,
     level: FineLevel,
+    /// The coarse velocities at the start of the step (the first guess of reading (b)).
+    coarse_v0: Vec<Vector3<f64>>,
     steps: u64,
     time: f64,
 }
@@ -249,6 +251,7 @@ impl HierarchicalBody {
         };
         let coarse_integrator = kind.build(&coarse_body)?;
         let level = FineLevel::new(&fine, &hierarchy, order);
+        let coarse_n = coarse_body.n_vertices();
         Ok(Self {
             hierarchy,
             coarse: coarse_body,
@@ -256,6 +259,7 @@ impl HierarchicalBody {
             settings,
             coarse_integrator,
             level,
+            coarse_v0: vec![Vector3::zeros(); coarse_n],
             steps: 0,
             time: 0.0,
         })
@@ -289,6 +293,7 @@ impl HierarchicalBody {
 
         let t0 = Instant::now();
         self.coarse.model.begin_step();
+        self.coarse_v0.copy_from_slice(&self.coarse.v);
         stats.coarse = self.coarse_integrator.step(&mut self.coarse, dt, gravity)?;
         if let Some(why) = self.coarse.check_state() {
             return Err(StepError::Bound {
@@ -309,6 +314,7 @@ impl HierarchicalBody {
             &mut self.fine,
             &self.hierarchy,
             &self.coarse,
+            &self.coarse_v0,
             self.settings.reading,
             &self.settings.pcg,
             dt,
