@@ -451,7 +451,7 @@ fn report(
         );
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "\"{}\",{},{},{},{},{},{},{},{},{},{}",
             r.name,
             r.tets,
             r.wall_s,
@@ -471,7 +471,7 @@ fn report(
     );
     let mut series = String::from("t");
     for r in runs {
-        let _ = write!(series, ",{0} dx,{0} dy,{0} dz", r.name);
+        let _ = write!(series, ",\"{0} dx\",\"{0} dy\",\"{0} dz\"", r.name);
     }
     series.push('\n');
     for k in 0..steps {
