@@ -66,6 +66,10 @@ pub struct HauthHierarchyArgs {
     /// Newton tolerance (relative residual) of the StVK runs, coarse level included.
     #[arg(long, default_value_t = 1e-6)]
     pub newton_tolerance: f64,
+    /// Reading (b): precondition with `--preconditioner` instead of block Jacobi plus the
+    /// exact coarse-space solve.
+    #[arg(long)]
+    pub no_coarse_correction: bool,
     /// Skip the StVK reference solved with sparse Cholesky (keep the PCG one).
     #[arg(long)]
     pub no_cholesky_reference: bool,
@@ -365,6 +369,7 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
             scheme: Scheme::BackwardEuler,
             newton: newton_chol,
             pcg,
+            coarse_correction: !args.no_coarse_correction,
         };
         let body = HierarchicalBody::new(scene.body(coarse.clone(), ModelKind::Stvk)?, settings)?;
         runs.push(run_hierarchical(

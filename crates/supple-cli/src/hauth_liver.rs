@@ -138,6 +138,7 @@ fn settings(reading: Reading, update_every: u32, scheme: Scheme) -> HierarchySet
             ..NewtonSettings::default()
         },
         pcg: PcgSettings::default(),
+        coarse_correction: true,
     }
 }
 

@@ -6,9 +6,10 @@
 //! only when the frames or `γ` change (or a follower load asks for it).
 
 use super::detail::DetailCg;
+use super::two_level::TwoLevel;
 use super::Reading;
 use crate::body::Body;
-use crate::linalg::{par, BlockCsr, CgError, Pcg, PcgSettings};
+use crate::linalg::{conjugate_gradient, par, BlockCsr, CgError, CgWorkspace, Pcg, PcgSettings};
 use crate::mesh::Hierarchy;
 use crate::time::system::zero_fixed;
 use crate::time::StepError;
@@ -38,8 +39,10 @@ pub(super) struct FineLevel {
     a: BlockCsr,
     /// `γ` of the assembled matrix (`None`: stale, the frames changed).
     kept_gamma: Option<f64>,
-    /// Reading (b): the crate's PCG with the settings' preconditioner.
+    /// Reading (b): the crate's PCG with the settings' preconditioner, or the CG loop with
+    /// the two-level preconditioner.
     pcg: Pcg,
+    two_level: Option<(TwoLevel, CgWorkspace)>,
     detail: DetailCg,
     /// Positions whose coarse vertices are the coarse solution (the frames' source).
     frame_x: Vec<Vector3<f64>>,
@@ -55,7 +58,7 @@ pub(super) struct FineLevel {
 }
 
 impl FineLevel {
-    pub fn new(fine: &Body, hierarchy: &Hierarchy, order: u8) -> Self {
+    pub fn new(fine: &Body, hierarchy: &Hierarchy, order: u8, coarse_correction: bool) -> Self {
         let n = fine.n_vertices();
         let zero = vec![Vector3::zeros(); n];
         let past = if order > 1 { n } else { 0 };
@@ -64,6 +67,7 @@ impl FineLevel {
             a: BlockCsr::zeros(fine.elems.pattern.clone()),
             kept_gamma: None,
             pcg: Pcg::with_positions(n, &fine.mesh.positions),
+            two_level: coarse_correction.then(|| (TwoLevel::new(hierarchy), CgWorkspace::new(n))),
             detail: DetailCg::new(hierarchy),
             frame_x: fine.mesh.positions.clone(),
             xi: zero.clone(),
@@ -128,8 +132,10 @@ impl FineLevel {
             fine.mass.add_to(&mut self.a, 1.0 + gamma * alpha);
             fine.loads
                 .add_tangent(&self.xi, gamma * gamma, true, &mut self.a);
-            if reading == Reading::Detail {
-                self.detail.refresh(&self.a, &fine.fixed);
+            match (reading, &mut self.two_level) {
+                (Reading::Detail, _) => self.detail.refresh(&self.a, &fine.fixed),
+                (Reading::Full, Some((two_level, _))) => two_level.refresh(&self.a, &fine.fixed),
+                (Reading::Full, None) => {}
             }
             self.kept_gamma = Some(gamma);
             out.assembled = true;
@@ -170,8 +176,33 @@ impl FineLevel {
         }
         zero_fixed(&fine.fixed, &mut self.u);
 
-        match reading {
-            Reading::Full => {
+        match (reading, &mut self.two_level) {
+            (Reading::Full, Some((two_level, ws))) => {
+                let result = conjugate_gradient(
+                    ws,
+                    &self.a,
+                    &self.rhs,
+                    &fine.fixed,
+                    &mut self.u,
+                    pcg,
+                    two_level,
+                );
+                match result {
+                    Ok(info) => {
+                        out.iterations = info.iterations;
+                        out.residual = info.relative_residual;
+                        out.converged = true;
+                    }
+                    Err(CgError::NoConvergence(info)) => {
+                        out.iterations = info.iterations;
+                        out.residual = info.relative_residual;
+                    }
+                    Err(CgError::NonFinite { .. }) => {
+                        return Err(StepError::NonFinite("fine-level PCG"))
+                    }
+                }
+            }
+            (Reading::Full, None) => {
                 let st = self.pcg.solve_changed(
                     &self.a,
                     out.assembled,
@@ -187,7 +218,7 @@ impl FineLevel {
                 out.residual = st.relative_residual;
                 out.converged = st.converged;
             }
-            Reading::Detail => {
+            (Reading::Detail, _) => {
                 match self.detail.solve(
                     hierarchy,
                     &self.a,

@@ -34,9 +34,10 @@
 //!
 //! **What differs from the paper**, besides the reading: Hauth & Straßer recompute the
 //! rotations only for the top level; so do we. Their fine solve is a preconditioned CG on the
-//! finer levels without saying which preconditioner; ours is the crate's [`crate::linalg::Pcg`] with
-//! the settings' preconditioner (block Jacobi by default, multigrid on request) for (b), and
-//! block Jacobi on the hierarchical matrix for (a). Constraints must hold all
+//! finer levels without saying which preconditioner; ours is, for (b), block Jacobi plus an exact
+//! solve on the coarse level's space ([`two_level`], the default) or the crate's
+//! [`crate::linalg::Pcg`] with the settings' preconditioner, and for (a) block Jacobi on the
+//! hierarchical matrix. Constraints must hold all
 //! three components of a vertex (a coarse vertex set is carried to the fine level with the
 //! midpoints of its edges, [`Hierarchy::refine_vertex_set`]); tractions and pressures on
 //! coarse faces act on the four-per-refinement fine faces inside them, nodal loads on the
@@ -46,6 +47,7 @@ pub mod detail;
 mod fine;
 #[cfg(test)]
 mod tests;
+pub mod two_level;
 
 use crate::body::{Body, BodyDesc, BodyError};
 use crate::clock::Instant;
@@ -99,6 +101,9 @@ pub struct HierarchySettings {
     /// The fine level's PCG: stopping rule, and the preconditioner of reading (b) (reading (a)
     /// always uses block Jacobi on the hierarchical matrix, [`detail`]).
     pub pcg: PcgSettings,
+    /// Reading (b): precondition with block Jacobi plus an exact solve on the coarse level's
+    /// space ([`two_level`]) instead of `pcg.preconditioner`.
+    pub coarse_correction: bool,
 }
 
 impl Default for HierarchySettings {
@@ -110,6 +115,7 @@ impl Default for HierarchySettings {
             scheme: Scheme::BackwardEuler,
             newton: NewtonSettings::default(),
             pcg: PcgSettings::default(),
+            coarse_correction: true,
         }
     }
 }
@@ -250,7 +256,7 @@ impl HierarchicalBody {
             },
         };
         let coarse_integrator = kind.build(&coarse_body)?;
-        let level = FineLevel::new(&fine, &hierarchy, order);
+        let level = FineLevel::new(&fine, &hierarchy, order, settings.coarse_correction);
         let coarse_n = coarse_body.n_vertices();
         Ok(Self {
             hierarchy,
