@@ -70,6 +70,9 @@ pub struct HauthHierarchyArgs {
     /// exact coarse-space solve.
     #[arg(long)]
     pub no_coarse_correction: bool,
+    /// Runs of every configuration (in turn); the table reports the median wall time.
+    #[arg(long, default_value_t = 1)]
+    pub repeats: usize,
     /// Skip the StVK reference solved with sparse Cholesky (keep the PCG one).
     #[arg(long)]
     pub no_cholesky_reference: bool,
@@ -90,6 +93,8 @@ struct Run {
     coarse_pcg: usize,
     max_step_s: f64,
     median_step_s: f64,
+    /// Wall time of each repeat (`wall_s` is their median).
+    walls: Vec<f64>,
     /// Corner displacement in the base frame, per step.
     corner: Vec<Vector3<f64>>,
 }
@@ -200,6 +205,7 @@ fn run_plain(
         max_step_s: 0.0,
         median_step_s: 0.0,
         corner: Vec::with_capacity(steps),
+        walls: Vec::new(),
     };
     let mut times = Vec::with_capacity(steps);
     for k in 0..steps {
@@ -249,6 +255,7 @@ fn run_hierarchical(
         max_step_s: 0.0,
         median_step_s: 0.0,
         corner: Vec::with_capacity(steps),
+        walls: Vec::new(),
     };
     let mut times = Vec::with_capacity(steps);
     let mut unconverged = 0;
@@ -329,33 +336,87 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
         args.dt
     );
 
+    let setup = Setup {
+        scene: &scene,
+        coarse: &coarse,
+        fine: &fine,
+        corner,
+        steps,
+        update_every,
+        pcg,
+        newton_pcg,
+        newton_chol,
+    };
+    // Each repeat runs every configuration once, in turn; the table gives the median wall time
+    // per configuration (the machine is shared: one run alone swings by ±20 %).
+    let mut runs = all_runs(&args, &setup)?;
+    let mut walls: Vec<Vec<f64>> = runs.iter().map(|r| vec![r.wall_s]).collect();
+    for _ in 1..args.repeats.max(1) {
+        for (w, r) in walls.iter_mut().zip(all_runs(&args, &setup)?) {
+            w.push(r.wall_s);
+        }
+    }
+    for (r, w) in runs.iter_mut().zip(&mut walls) {
+        r.wall_s = median(w);
+        r.walls = w.clone();
+    }
+    report(&args, &out, &runs, steps, update_every)
+}
+
+/// What every run shares.
+struct Setup<'a> {
+    scene: &'a Scene,
+    coarse: &'a TetMesh,
+    fine: &'a TetMesh,
+    corner: usize,
+    steps: usize,
+    update_every: u32,
+    pcg: PcgSettings,
+    newton_pcg: NewtonSettings,
+    newton_chol: NewtonSettings,
+}
+
+/// Every configuration once, in the table's order.
+fn all_runs(args: &HauthHierarchyArgs, setup: &Setup) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
-    let mut references = vec![("StVK fine, Newton + PCG (reference)", newton_pcg)];
+    let mut references = vec![("StVK fine, Newton + PCG (reference)", setup.newton_pcg)];
     if !args.no_cholesky_reference {
-        references.push(("StVK fine, Newton + Cholesky", newton_chol));
+        references.push(("StVK fine, Newton + Cholesky", setup.newton_chol));
     }
     for (name, newton) in references {
-        let body = Body::new(scene.body(fine.clone(), ModelKind::Stvk)?)?;
+        let body = Body::new(setup.scene.body(setup.fine.clone(), ModelKind::Stvk)?)?;
         let integ = Box::new(BackwardEuler::new(&body, newton)?);
         runs.push(run_plain(
-            name, &scene, body, integ, steps, args.dt, corner,
+            name,
+            setup.scene,
+            body,
+            integ,
+            setup.steps,
+            args.dt,
+            setup.corner,
         )?);
         eprintln!("{name}: {:.2} s", runs.last().map_or(0.0, |r| r.wall_s));
     }
     let corot = ModelKind::Corotational(CorotationalSettings {
         tangent: CorotationalTangent::Rotated,
-        update_every,
+        update_every: setup.update_every,
         ..CorotationalSettings::default()
     });
-    let body = Body::new(scene.body(fine.clone(), corot)?)?;
+    let body = Body::new(setup.scene.body(setup.fine.clone(), corot)?)?;
     let integ = Box::new(LinearizedBackwardEuler::new(
         &body,
-        LinearSolverKind::Pcg(pcg),
+        LinearSolverKind::Pcg(setup.pcg),
         WarmStart::Extrapolate,
     )?);
     let name = "corotational fine (per-element frames)";
     runs.push(run_plain(
-        name, &scene, body, integ, steps, args.dt, corner,
+        name,
+        setup.scene,
+        body,
+        integ,
+        setup.steps,
+        args.dt,
+        setup.corner,
     )?);
     eprintln!("{name}: {:.2} s", runs.last().map_or(0.0, |r| r.wall_s));
     for (name, reading) in [
@@ -365,26 +426,40 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
         let settings = HierarchySettings {
             levels: 2,
             reading,
-            update_every,
+            update_every: setup.update_every,
             scheme: Scheme::BackwardEuler,
-            newton: newton_chol,
-            pcg,
+            newton: setup.newton_chol,
+            pcg: setup.pcg,
             coarse_correction: !args.no_coarse_correction,
         };
-        let body = HierarchicalBody::new(scene.body(coarse.clone(), ModelKind::Stvk)?, settings)?;
+        let body = HierarchicalBody::new(
+            setup.scene.body(setup.coarse.clone(), ModelKind::Stvk)?,
+            settings,
+        )?;
         runs.push(run_hierarchical(
-            name, &scene, body, steps, args.dt, corner,
+            name,
+            setup.scene,
+            body,
+            setup.steps,
+            args.dt,
+            setup.corner,
         )?);
         eprintln!("{name}: {:.2} s", runs.last().map_or(0.0, |r| r.wall_s));
     }
-    let body = Body::new(scene.body(coarse.clone(), ModelKind::Stvk)?)?;
-    let integ = Box::new(BackwardEuler::new(&body, newton_chol)?);
+    let body = Body::new(setup.scene.body(setup.coarse.clone(), ModelKind::Stvk)?)?;
+    let integ = Box::new(BackwardEuler::new(&body, setup.newton_chol)?);
     let name = "StVK coarse only";
     runs.push(run_plain(
-        name, &scene, body, integ, steps, args.dt, corner,
+        name,
+        setup.scene,
+        body,
+        integ,
+        setup.steps,
+        args.dt,
+        setup.corner,
     )?);
 
-    report(&args, &out, &runs, steps, update_every)
+    Ok(runs)
 }
 
 fn report(
@@ -410,8 +485,8 @@ fn report(
         "Example 3 bar, {} → {} tets, {steps} steps of {} s ({} s), frames every {update_every} steps, \
          traction {} N/m² (ramp {} s), base turns {} times, PCG tolerance {:e}, Newton tolerance {:e}. Reference: {}. \
          Corner |d_ref| at the end {:.4} m, max {:.4} m.\n\n\
-         | run | tets | wall (s) | speed-up vs fastest StVK | Newton its | fine PCG its | coarse PCG its | max / median step (ms) | corner error at end | max-over-time corner error |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         | run | tets | wall (s), median | speed-up vs fastest StVK | Newton its | fine PCG its | coarse PCG its | max / median step (ms) | corner error at end | max-over-time corner error | wall of each repeat (s) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         runs.last().map_or(0, |r| r.tets),
         reference.tets,
         args.dt,
@@ -441,7 +516,7 @@ fn report(
         let speedup = fastest_ref / r.wall_s;
         let _ = writeln!(
             table,
-            "| {} | {} | {:.2} | {:.1}× | {} | {} | {} | {:.1} / {:.1} | {:.1} % | {:.1} % |",
+            "| {} | {} | {:.2} | {:.1}× | {} | {} | {} | {:.1} / {:.1} | {:.1} % | {:.1} % | {} |",
             r.name,
             r.tets,
             r.wall_s,
@@ -452,7 +527,12 @@ fn report(
             1e3 * r.max_step_s,
             1e3 * r.median_step_s,
             100.0 * err_end,
-            100.0 * err_max
+            100.0 * err_max,
+            r.walls
+                .iter()
+                .map(|w| format!("{w:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let _ = writeln!(
             csv,
