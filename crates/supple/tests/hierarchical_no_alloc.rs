@@ -1,5 +1,6 @@
 //! A step of the hierarchical body (coarse Newton, frame update, fine PCG) allocates nothing
-//! once its workspaces exist: both readings, backward Euler and BDF3, over steps with and
+//! once its workspaces exist: both readings, backward Euler and BDF3, with and without the two-level preconditioner, over
+//! steps with and
 //! without a frame update. One-thread pool, as in `no_alloc.rs`.
 
 mod common;
@@ -15,7 +16,7 @@ use supple::nalgebra::Vector3;
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
 
-fn bar(reading: Reading, scheme: Scheme) -> HierarchicalBody {
+fn bar(reading: Reading, scheme: Scheme, coarse_correction: bool) -> HierarchicalBody {
     let mesh = box_grid(&BoxGrid {
         cells: [1, 1, 3],
         cell_size: Vector3::repeat(0.05),
@@ -46,6 +47,7 @@ fn bar(reading: Reading, scheme: Scheme) -> HierarchicalBody {
         reading,
         scheme,
         update_every: 3,
+        coarse_correction,
         ..HierarchySettings::default()
     };
     HierarchicalBody::new(desc, settings).unwrap()
@@ -59,8 +61,12 @@ fn hierarchical_steps_do_not_allocate_after_warm_up() {
         .unwrap();
     pool.install(|| {
         for reading in [Reading::Detail, Reading::Full] {
-            for scheme in [Scheme::BackwardEuler, Scheme::Bdf { order: 3 }] {
-                let mut body = bar(reading, scheme);
+            for (scheme, two_level) in [
+                (Scheme::BackwardEuler, false),
+                (Scheme::Bdf { order: 3 }, false),
+                (Scheme::BackwardEuler, true),
+            ] {
+                let mut body = bar(reading, scheme, two_level);
                 let g = Vector3::new(0.0, 0.0, -9.81);
                 for _ in 0..4 {
                     body.step(0.03, &g).unwrap();
@@ -70,7 +76,10 @@ fn hierarchical_steps_do_not_allocate_after_warm_up() {
                     body.step(0.03, &g).unwrap();
                 }
                 let n = common::allocations() - before;
-                assert_eq!(n, 0, "{reading:?}/{scheme:?}: {n} allocations in 6 steps");
+                assert_eq!(
+                    n, 0,
+                    "{reading:?}/{scheme:?}/two-level {two_level}: {n} allocations in 6 steps"
+                );
             }
         }
     });

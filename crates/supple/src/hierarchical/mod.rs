@@ -34,10 +34,10 @@
 //!
 //! **What differs from the paper**, besides the reading: Hauth & Straßer recompute the
 //! rotations only for the top level; so do we. Their fine solve is a preconditioned CG on the
-//! finer levels without saying which preconditioner; ours is, for (b), block Jacobi plus an exact
-//! solve on the coarse level's space ([`two_level`], the default) or the crate's
-//! [`crate::linalg::Pcg`] with the settings' preconditioner, and for (a) block Jacobi on the
-//! hierarchical matrix. Constraints must hold all
+//! finer levels without saying which preconditioner; ours is, for (b), the crate's
+//! [`crate::linalg::Pcg`] with the settings' preconditioner (block Jacobi by default) or block
+//! Jacobi plus an exact solve on the coarse level's space ([`two_level`]), and for (a) block
+//! Jacobi on the hierarchical matrix. Constraints must hold all
 //! three components of a vertex (a coarse vertex set is carried to the fine level with the
 //! midpoints of its edges, [`Hierarchy::refine_vertex_set`]); tractions and pressures on
 //! coarse faces act on the four-per-refinement fine faces inside them, nodal loads on the
@@ -102,7 +102,8 @@ pub struct HierarchySettings {
     /// always uses block Jacobi on the hierarchical matrix, [`detail`]).
     pub pcg: PcgSettings,
     /// Reading (b): precondition with block Jacobi plus an exact solve on the coarse level's
-    /// space ([`two_level`]) instead of `pcg.preconditioner`.
+    /// space ([`two_level`]) instead of `pcg.preconditioner`. Fewer iterations always; faster
+    /// only while the coarse level is small (its dense factor is applied every iteration).
     pub coarse_correction: bool,
 }
 
@@ -115,7 +116,7 @@ impl Default for HierarchySettings {
             scheme: Scheme::BackwardEuler,
             newton: NewtonSettings::default(),
             pcg: PcgSettings::default(),
-            coarse_correction: true,
+            coarse_correction: false,
         }
     }
 }

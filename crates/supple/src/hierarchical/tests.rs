@@ -173,9 +173,14 @@ fn a_rigidly_rotated_hierarchy_has_no_elastic_force_in_either_reading() {
     let q = Rotation3::from_euler_angles(0.7, -1.1, 2.3).into_inner();
     let t = Vector3::new(0.3, -0.2, 1.0);
     for reading in [Reading::Detail, Reading::Full] {
-        for scheme in [Scheme::BackwardEuler, Scheme::Bdf { order: 3 }] {
+        for (scheme, coarse_correction) in [
+            (Scheme::BackwardEuler, false),
+            (Scheme::Bdf { order: 3 }, false),
+            (Scheme::BackwardEuler, true),
+        ] {
             let s = HierarchySettings {
                 scheme,
+                coarse_correction,
                 ..settings(reading)
             };
             let mut body = HierarchicalBody::new(desc(ModelKind::Stvk, coarse_bar()), s).unwrap();
