@@ -92,10 +92,12 @@ impl DetailCg {
         }
     }
 
-    /// The basis function `T e_j` of detail vertex `j` as `(vertex, weight)` pairs.
-    pub fn basis_function(&self, j: usize) -> &[(u32, f64)] {
-        let k = j - self.nc;
-        &self.hat[self.hat_start[k] as usize..self.hat_start[k + 1] as usize]
+    /// The basis function `T e_j` of detail vertex `j` as `(vertex, weight)` pairs (`None`
+    /// for a coarse vertex or an index past the finest level).
+    pub fn basis_function(&self, j: usize) -> Option<&[(u32, f64)]> {
+        let k = j.checked_sub(self.nc)?;
+        let (s, e) = (*self.hat_start.get(k)?, *self.hat_start.get(k + 1)?);
+        Some(&self.hat[s as usize..e as usize])
     }
 
     /// Inverts the diagonal blocks of `Tᵀ A T` on the free details (module notes).

@@ -82,11 +82,13 @@ fn the_transpose_transform_is_the_adjoint_and_basis_functions_are_columns_of_t()
         e[j] = 1.0;
         h.to_nodal(&mut e);
         let mut from_hat = vec![0.0; n];
-        for &(v, w) in detail.basis_function(j) {
+        for &(v, w) in detail.basis_function(j).unwrap() {
             from_hat[v as usize] = w;
         }
         assert_eq!(e, from_hat, "basis function of vertex {j}");
     }
+    assert!(detail.basis_function(0).is_none());
+    assert!(detail.basis_function(n).is_none());
 }
 
 #[test]
