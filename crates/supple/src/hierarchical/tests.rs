@@ -451,3 +451,36 @@ fn the_coarse_correction_changes_the_iterations_not_the_solution() {
     );
     eprintln!("PCG iterations in 8 steps: block Jacobi {it0}, two-level {it1}");
 }
+
+/// Reading (a): the fine field's coarse vertices are the coarse solution after every step,
+/// and its details are not all zero once the bar bends (the fine level adds detail).
+#[test]
+fn in_reading_a_the_coarse_vertices_are_the_coarse_solution() {
+    let mut d = desc(ModelKind::Stvk, coarse_bar());
+    let base: Vec<u32> = (0..d.mesh.n_vertices() as u32)
+        .filter(|&v| d.mesh.positions[v as usize].z < 1e-9)
+        .collect();
+    d.constraints
+        .push(crate::constraint::ConstraintDesc::fixed("base", base));
+    let mut body = HierarchicalBody::new(d, settings(Reading::Detail)).unwrap();
+    let g = Vector3::new(9.81, 0.0, 0.0);
+    for _ in 0..6 {
+        body.step(0.03, &g).unwrap();
+        let nc = body.hierarchy.coarse_vertices();
+        assert_eq!(&body.fine.x[..nc], &body.coarse.x[..]);
+        assert_eq!(&body.fine.v[..nc], &body.coarse.v[..]);
+    }
+    let mut detail: Vec<_> = body
+        .fine
+        .x
+        .iter()
+        .zip(&body.fine.mesh.positions)
+        .map(|(x, p)| x - p)
+        .collect();
+    body.hierarchy.to_hierarchical(&mut detail);
+    let nc = body.hierarchy.coarse_vertices();
+    assert!(
+        norm(&detail[nc..]) > 1e-3 * norm(&detail[..nc]),
+        "no detail"
+    );
+}
