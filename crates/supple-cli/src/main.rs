@@ -4,6 +4,8 @@ mod adaptive_poke;
 mod bench;
 mod debunne_cube;
 mod hauth_forces;
+mod hauth_hierarchy;
+mod hauth_liver;
 mod interrupt;
 mod mesh;
 mod modes;
@@ -55,6 +57,12 @@ enum Experiment {
     /// Hauth & Straßer 2004 Example 1: force errors of Cauchy, polar, warped and hybrid
     /// against Green strain on a rotated, sheared, rotated cube.
     HauthForces(hauth_forces::HauthArgs),
+    /// Hauth & Straßer 2004 Example 3: the hierarchical corotational bar (coarse StVK,
+    /// fine corotational; readings (a) and (b)) against full StVK on the fine mesh.
+    HauthHierarchy(hauth_hierarchy::HauthHierarchyArgs),
+    /// Hauth & Straßer 2004 Example 4: a liver-like body (300 → 2400 tets), hierarchical
+    /// with BDF(3): simulated / wall time and max / median step time.
+    HauthLiver(hauth_liver::HauthLiverArgs),
     /// Müller et al. 2002 §4.2: largest stable time step of the dropped tube per Young's
     /// modulus, warped and corotational against St.Venant–Kirchhoff.
     TubeDrop(tube_drop::TubeDropArgs),
@@ -121,6 +129,12 @@ fn main() {
         Command::Modes(args) => modes::modes(args),
         Command::Experiment(Experiment::HauthForces(args)) => {
             hauth_forces::hauth_forces(args).map(|_| 0)
+        }
+        Command::Experiment(Experiment::HauthHierarchy(args)) => {
+            hauth_hierarchy::hauth_hierarchy(args).map(|()| 0)
+        }
+        Command::Experiment(Experiment::HauthLiver(args)) => {
+            hauth_liver::hauth_liver(args).map(|()| 0)
         }
         Command::Experiment(Experiment::TubeDrop(args)) => tube_drop::tube_drop(args).map(|_| 0),
         Command::Experiment(Experiment::Stress(args)) => stress::stress(args).map(|()| 0),

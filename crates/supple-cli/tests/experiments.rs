@@ -47,3 +47,67 @@ fn hauth_example1_force_errors() {
     assert!(mid[col("cauchy.total")] > 10.0 * mid[col("polar.total")]);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Hauth & Straßer 2004 Example 3 (a few steps): the files it writes, every configuration
+/// present, the references agreeing with themselves, and reading (a)'s corner equal to the
+/// coarse model's (its coarse coefficients are the coarse solution).
+#[test]
+fn hauth_example3_hierarchy_writes_its_table() {
+    let out = std::env::temp_dir().join(format!("supple-hauth-hier-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args(["experiment", "hauth-hierarchy", "--duration", "0.3"])
+        .args(["--no-cholesky-reference", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(out.join("table.md").exists());
+    assert!(out.join("corner.csv").exists());
+    let text = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            // The run name is quoted (it may hold commas) and comes first.
+            let (name, rest) = l[1..].split_once("\",").unwrap();
+            std::iter::once(name.to_string())
+                .chain(rest.split(',').map(str::to_string))
+                .collect()
+        })
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "StVK fine, Newton + PCG (reference)",
+            "corotational fine (per-element frames)",
+            "hierarchical (a): detail",
+            "hierarchical (b): full",
+            "StVK coarse only"
+        ]
+    );
+    let err_end = |r: &[String]| r[9].parse::<f64>().unwrap();
+    assert_eq!(err_end(&rows[0]), 0.0);
+    assert!((err_end(&rows[2]) - err_end(&rows[4])).abs() < 1e-9);
+    for r in &rows {
+        assert!(err_end(r).is_finite(), "{r:?}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Hauth & Straßer 2004 Example 4 (one second): both readings run and report their steps.
+#[test]
+fn hauth_example4_liver_writes_its_table() {
+    let out = std::env::temp_dir().join(format!("supple-hauth-liver-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args(["experiment", "hauth-liver", "--duration", "1", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 3);
+    let steps = std::fs::read_to_string(out.join("steps.csv")).unwrap();
+    assert_eq!(steps.lines().count(), 1 + 2 * 33);
+    let _ = std::fs::remove_dir_all(&out);
+}

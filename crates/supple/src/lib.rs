@@ -53,6 +53,7 @@ pub mod clock;
 pub mod constraint;
 pub mod contact;
 pub mod fem;
+pub mod hierarchical;
 pub mod linalg;
 pub mod load;
 pub mod mesh;

@@ -205,6 +205,81 @@ impl Hierarchy {
         }
     }
 
+    /// The transpose `Tᵀ` of [`to_nodal`](Self::to_nodal) (`T` maps hierarchical coefficients
+    /// to nodal values), in place: `T` is the product of one elementary map per refinement,
+    /// `c_m += ½ (c_p + c_q)` for its midpoints, so `Tᵀ` runs the refinements from the finest
+    /// to the coarsest and adds `½ w_m` to both parents of each midpoint. It turns a nodal
+    /// residual `b − A u` into the residual of the hierarchical system `Tᵀ A T c = Tᵀ b`.
+    pub fn to_nodal_transpose<T>(&self, w: &mut [T])
+    where
+        T: Copy + Add<Output = T> + Sub<Output = T> + Mul<f64, Output = T>,
+    {
+        for links in self.refinements.iter().rev() {
+            for (k, &[p, q]) in links.midpoint_parents.iter().enumerate() {
+                let half = w[links.coarse_vertices + k] * 0.5;
+                w[p as usize] = w[p as usize] + half;
+                w[q as usize] = w[q as usize] + half;
+            }
+        }
+    }
+
+    /// Vertices of the coarsest level (the first vertices of every level).
+    pub fn coarse_vertices(&self) -> usize {
+        self.levels[0].positions.len()
+    }
+
+    /// Every midpoint of every refinement as `(vertex, [parent, parent])`, coarsest
+    /// refinement first (vertex indices are those of the finest level, which keeps them).
+    pub fn midpoints(&self) -> impl Iterator<Item = (usize, [u32; 2])> + '_ {
+        self.refinements.iter().flat_map(|links| {
+            links
+                .midpoint_parents
+                .iter()
+                .enumerate()
+                .map(move |(k, &pq)| (links.coarse_vertices + k, pq))
+        })
+    }
+
+    /// A vertex set of the coarsest level carried to the finest: with every midpoint whose
+    /// two parents are in the set (the edges between held vertices stay held), sorted.
+    pub fn refine_vertex_set(&self, coarse: &[u32]) -> Vec<u32> {
+        let mut member = vec![false; self.finest().positions.len()];
+        for &v in coarse {
+            if let Some(m) = member.get_mut(v as usize) {
+                *m = true;
+            }
+        }
+        for (m, [p, q]) in self.midpoints() {
+            member[m] = member[p as usize] && member[q as usize];
+        }
+        (0..member.len() as u32)
+            .filter(|&v| member[v as usize])
+            .collect()
+    }
+
+    /// Triangles of the coarsest level carried to the finest: each is split into four at its
+    /// edge midpoints per refinement, keeping its orientation. `None` when a triangle's edge
+    /// is not an edge of the mesh (so not a face of it).
+    pub fn refine_faces(&self, faces: &[[u32; 3]]) -> Option<Vec<[u32; 3]>> {
+        let mut faces = faces.to_vec();
+        for links in &self.refinements {
+            let mid: HashMap<(u32, u32), u32> = links
+                .midpoint_parents
+                .iter()
+                .enumerate()
+                .map(|(k, &[p, q])| ((p.min(q), p.max(q)), (links.coarse_vertices + k) as u32))
+                .collect();
+            let m = |a: u32, b: u32| mid.get(&(a.min(b), a.max(b))).copied();
+            let mut next = Vec::with_capacity(4 * faces.len());
+            for &[a, b, c] in &faces {
+                let (ab, bc, ca) = (m(a, b)?, m(b, c)?, m(c, a)?);
+                next.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+            }
+            faces = next;
+        }
+        Some(faces)
+    }
+
     /// Linear interpolation of coarsest-level values to every finest-level vertex (the nodal
     /// field whose hierarchical details are all zero): `coarse` has one value per coarse
     /// vertex, `fine` one per finest vertex.
