@@ -134,7 +134,7 @@ pub struct Body {
     /// The time the loads and prescribed motions were last set for (the end of the step
     /// being taken; see [`set_time`](Self::set_time)).
     pub time: f64,
-    rest_diagonal: f64,
+    pub(crate) rest_diagonal: f64,
 }
 
 impl Body {

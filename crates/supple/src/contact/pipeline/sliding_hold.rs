@@ -269,4 +269,17 @@ impl Contact {
         }
         self.held[b].clear();
     }
+
+    /// The vertex of body `b` that moved farthest since the step's start, and how far (m).
+    pub fn farthest_move(&self, b: usize, body: &Body) -> (usize, f64) {
+        self.x0[b]
+            .iter()
+            .zip(&body.x)
+            .map(|(a, x)| (x - a).norm())
+            .enumerate()
+            .fold(
+                (0, 0.0),
+                |best, (i, d)| if d > best.1 { (i, d) } else { best },
+            )
+    }
 }
