@@ -317,7 +317,7 @@ impl World {
                 }
                 let (i, d) = contact.farthest_move(b, body);
                 let limit = JUMP_FACTOR * body.rest_diagonal;
-                if !(d <= limit) {
+                if d.is_nan() || d > limit {
                     return Err(Failure::Hard(
                         b,
                         format!(
