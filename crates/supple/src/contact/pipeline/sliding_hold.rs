@@ -23,7 +23,7 @@
 use super::Contact;
 use crate::body::Body;
 use crate::contact::impact_time::{impact_fraction, SPLIT_GAP};
-use crate::contact::projection::{project_obstacles, ObstacleStats};
+use crate::contact::projection::ObstacleStats;
 use crate::contact::slide::{self, Slide};
 use crate::time::MovingHolds;
 use nalgebra::Vector3;
@@ -163,32 +163,19 @@ impl Contact {
             });
         }
         // New contacts among the vertices neither fixed nor held.
-        let skip = &mut self.touching[b];
+        // (The mask is lent out of its workspace for the call: a move, no allocation.)
+        let mut skip = std::mem::take(&mut self.touching[b]);
         for (i, s) in skip.iter_mut().enumerate() {
             *s = fixed[i] || moving.on[i];
         }
-        let x1 = &mut self.x_before[b];
-        x1.copy_from_slice(&body.x);
-        let v1 = &mut self.v_hold[b];
-        v1.copy_from_slice(&body.v);
-        let o = project_obstacles(
-            &self.settings.obstacles,
-            t0,
-            dt,
-            &self.surfaces[b].vertices,
-            skip,
-            &self.x0[b],
-            x1,
-            v1,
-            self.settings.skin,
-        );
+        let o = self.project_solved(b, body, &skip, t0, dt);
         let stats = &mut self.hold_stats[b];
         stats.contacts = stats.contacts.max(o.contacts + self.held[b].len());
         stats.max_penetration = stats.max_penetration.max(o.max_penetration);
         let first_new = self.held[b].len();
         for &i in &self.surfaces[b].vertices {
             let i = i as usize;
-            if skip[i] || x1[i] == body.x[i] {
+            if skip[i] || self.x_before[b][i] == body.x[i] {
                 continue;
             }
             let s = slide::classify(
@@ -201,11 +188,12 @@ impl Contact {
             self.slides[b][i] = s;
             fixed[i] = s.is_none();
             moving.on[i] = true;
-            moving.velocity[i] = v1[i];
+            moving.velocity[i] = self.v_hold[b][i];
             moving.normal[i] = s.map_or(Vector3::zeros(), |s| s.normal);
             self.held[b].push(i as u32);
             changed = true;
         }
+        self.touching[b] = skip;
         if !changed {
             return false;
         }
