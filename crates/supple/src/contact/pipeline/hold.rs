@@ -98,7 +98,7 @@ impl Contact {
     /// contacts: the fraction of the step at which the earliest of them began, if one began
     /// far enough from the obstacle (a quarter of the mean surface edge) that holding it for
     /// the whole step would leave it visibly short; the world may then take the step in two
-    /// parts split there ([`super::impact_time`]).
+    /// parts split there ([`crate::contact::impact_time`]).
     pub fn impact_split(&self, b: usize) -> Option<f64> {
         self.split.get(b).copied().flatten()
     }
