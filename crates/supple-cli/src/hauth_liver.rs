@@ -201,8 +201,8 @@ pub fn hauth_liver(args: HauthLiverArgs) -> Result<()> {
         if reading == Reading::Detail {
             eprintln!(
                 "liver: {} → {tets} tets, {} → {} vertices, {} held; {steps} steps of {} s, BDF{}",
-                body.coarse.elems.len(),
-                body.coarse.n_vertices(),
+                body.coarse().elems.len(),
+                body.coarse().n_vertices(),
                 body.fine.n_vertices(),
                 body.fine.fixed.iter().filter(|&&f| f).count(),
                 args.dt,

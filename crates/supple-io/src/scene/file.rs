@@ -174,6 +174,8 @@ pub(super) struct BodySection {
     pub(super) velocity: [f64; 3],
     /// An OBJ surface embedded in the tets (path relative to the scene file).
     pub(super) surface: Option<PathBuf>,
+    /// Hauth & Straßer's hierarchy (`[body.hierarchy]`, see `hierarchy.rs`).
+    pub(super) hierarchy: Option<super::hierarchy::HierarchySection>,
 }
 
 #[derive(Debug, Deserialize)]

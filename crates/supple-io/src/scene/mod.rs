@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc, Rayleigh};
 use supple::contact::ContactSettings;
 use supple::fem::MassKind;
+use supple::hierarchical::HierarchicalStepper;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
-use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
+use supple::time::{Integrator, IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::{ConstraintId, GrabId, StepControl, World};
 use thiserror::Error;
 
@@ -25,6 +26,7 @@ mod exact;
 mod file;
 mod given;
 mod grab;
+mod hierarchy;
 mod integrator;
 mod material;
 mod mesh_file;
@@ -37,6 +39,7 @@ pub use exact::SceneExact;
 use file::*;
 pub use given::{mesh_from_table, scene_from_table, GivenMesh};
 pub use grab::SceneGrab;
+pub use hierarchy::SceneHierarchy;
 pub use rigid::SceneRigid;
 pub use surface::SceneSurface;
 
@@ -89,6 +92,9 @@ pub struct Scene {
     pub bodies: Vec<BodyDesc>,
     /// Per body (same order), its embedded surface (`surface = "skin.obj"`), if any.
     pub surfaces: Vec<Option<SceneSurface>>,
+    /// Per body (same order), its hierarchy (`[body.hierarchy]`), if any: then `bodies[i]`
+    /// is the fine level, the one simulated and written, and this holds the coarse level.
+    pub hierarchies: Vec<Option<SceneHierarchy>>,
     pub probes: Vec<Probe>,
     /// Obstacles and surface collisions (`[contact]`, `[[obstacle]]`), if any.
     pub contact: Option<ContactSettings>,
@@ -127,13 +133,27 @@ impl Scene {
     pub fn build_world_with_ids(
         &self,
     ) -> Result<(World, Vec<(String, GrabId)>, Vec<(String, ConstraintId)>), SceneError> {
-        let bodies = self
-            .bodies
-            .iter()
-            .enumerate()
-            .map(|(i, d)| Body::new(d.clone()).map_err(|e| self.invalid(format!("body[{i}]: {e}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        let world = World::new(bodies, self.gravity, self.dt, self.integrator)
+        let mut bodies = Vec::with_capacity(self.bodies.len());
+        let mut integrators = Vec::with_capacity(self.bodies.len());
+        for (i, (d, h)) in self.bodies.iter().zip(&self.hierarchies).enumerate() {
+            let invalid = |e: &dyn std::fmt::Display| self.invalid(format!("body[{i}]: {e}"));
+            let (body, integrator): (Body, Box<dyn Integrator>) = match h {
+                Some(h) => {
+                    let (stepper, fine) = HierarchicalStepper::new(h.coarse.clone(), h.settings)
+                        .map_err(|e| invalid(&e))?;
+                    (fine, Box::new(stepper))
+                }
+                None => {
+                    let body = Body::new(d.clone()).map_err(|e| invalid(&e))?;
+                    let integrator =
+                        (self.integrator.build(&body)).map_err(|e| self.invalid(e.to_string()))?;
+                    (body, integrator)
+                }
+            };
+            bodies.push(body);
+            integrators.push(integrator);
+        }
+        let world = World::with_integrators(bodies, integrators, self.gravity, self.dt)
             .and_then(|w| w.with_step_control(self.step_control))
             .map_err(|e| self.invalid(e.to_string()))?;
         let mut world = match &self.contact {
@@ -293,17 +313,18 @@ fn validate(
         OrderingName::Mnd => OrderingKind::Mnd,
         OrderingName::Nd => OrderingKind::Nd,
     };
+    let pcg = PcgSettings {
+        tolerance: file.solver.tolerance,
+        max_iterations: file.solver.max_iterations,
+        preconditioner: match file.solver.preconditioner {
+            PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
+            PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
+            PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
+            PreconditionerName::Amg => Preconditioner::Amg,
+        },
+    };
     let solver = match file.solver.kind {
-        SolverName::Pcg => LinearSolverKind::Pcg(PcgSettings {
-            tolerance: file.solver.tolerance,
-            max_iterations: file.solver.max_iterations,
-            preconditioner: match file.solver.preconditioner {
-                PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
-                PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
-                PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
-                PreconditionerName::Amg => Preconditioner::Amg,
-            },
-        }),
+        SolverName::Pcg => LinearSolverKind::Pcg(pcg),
         SolverName::Cholesky => LinearSolverKind::Cholesky { ordering },
     };
     let warm_start = match file.solver.warm_start {
@@ -319,7 +340,9 @@ fn validate(
     let mut bodies = Vec::with_capacity(file.body.len());
     let mut surfaces = Vec::with_capacity(file.body.len());
     let mut notes = Vec::new();
-    for (i, b) in file.body.into_iter().enumerate() {
+    let mut hierarchy_sections = Vec::with_capacity(file.body.len());
+    for (i, mut b) in file.body.into_iter().enumerate() {
+        hierarchy_sections.push(b.hierarchy.take());
         let (body, surface) =
             body_desc(b, i, dir, files, given, &mut notes).map_err(|e| match e {
                 BodyIssue::Mesh(key, source) => SceneError::Mesh {
@@ -334,6 +357,16 @@ fn validate(
     }
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
+    // Before anything names vertices: grabs, exact constraints, rigid cores and probes see
+    // the fine level of a hierarchical body.
+    let hierarchies = hierarchy::apply(
+        hierarchy_sections,
+        &mut bodies,
+        &mut surfaces,
+        &integrator,
+        pcg,
+    )
+    .map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
     let exact = exact::exact_constraints(file.exact_constraint, &bodies).map_err(invalid)?;
     let rigid = rigid::rigid_cores(file.rigid_core, &bodies).map_err(invalid)?;
@@ -394,6 +427,7 @@ fn validate(
         output: file.output,
         bodies,
         surfaces,
+        hierarchies,
         probes,
         contact,
         step_control,

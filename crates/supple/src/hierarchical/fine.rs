@@ -1,9 +1,11 @@
 //! The fine level's linear step (module notes of [`super`]): the implicit formula
 //! `x⁺ = ξ + γ v⁺` with the frames kept is the linear system
 //! `((1 + γα) M + (γ² + γβ) K_R) v⁺ = M η + γ (f(ξ) + M g + f_load(ξ))`
-//! (`α`, `β` the body's Rayleigh damping), solved by PCG over the whole field (reading b, with the settings' preconditioner) or
+//! (`α`, `β` the body's Rayleigh damping; external forces and grab springs, when the step
+//! has them, add their force to the right side and a spring `γ(γk + d) w wᵀ` to the matrix), solved by PCG over the whole field (reading b, with the settings' preconditioner) or
 //! over the hierarchical detail (reading a, [`super::detail`]). The matrix is reassembled
-//! only when the frames or `γ` change (or a follower load asks for it).
+//! only when the frames or `γ` change (or a follower load, a released constraint or a grab
+//! spring asks for it).
 
 use super::detail::DetailCg;
 use super::two_level::TwoLevel;
@@ -12,7 +14,7 @@ use crate::body::Body;
 use crate::linalg::{conjugate_gradient, par, BlockCsr, CgError, CgWorkspace, Pcg, PcgSettings};
 use crate::mesh::Hierarchy;
 use crate::time::system::zero_fixed;
-use crate::time::StepError;
+use crate::time::{PointSpring, StepError};
 use nalgebra::Vector3;
 
 /// `a_j` and `b` of BDF(k), row `k − 1` (as [`crate::time::Bdf`]).
@@ -55,6 +57,8 @@ pub(super) struct FineLevel {
     past_v: [Vec<Vector3<f64>>; 2],
     history: usize,
     dt: f64,
+    /// The last step had grab springs in its matrix.
+    had_springs: bool,
 }
 
 impl FineLevel {
@@ -79,6 +83,7 @@ impl FineLevel {
             past_v: [vec![Vector3::zeros(); past], vec![Vector3::zeros(); past]],
             history: 0,
             dt: f64::NAN,
+            had_springs: false,
         }
     }
 
@@ -100,6 +105,8 @@ impl FineLevel {
         coarse_v0: &[Vector3<f64>],
         reading: Reading,
         pcg: &PcgSettings,
+        external: Option<&[Vector3<f64>]>,
+        springs: &[PointSpring],
         h: f64,
         gravity: &Vector3<f64>,
     ) -> Result<FineSolve, StepError> {
@@ -120,7 +127,12 @@ impl FineLevel {
 
         let mut out = FineSolve::default();
         let (alpha, beta) = (fine.damping.alpha, fine.damping.beta);
-        let stale = fine.loads.has_follower() || fine.constraints.any_release();
+        // Grab springs change the matrix while they act, and once more when they go.
+        let with_springs = !springs.is_empty();
+        let stale = fine.loads.has_follower()
+            || fine.constraints.any_release()
+            || with_springs
+            || std::mem::replace(&mut self.had_springs, with_springs);
         if self.kept_gamma != Some(gamma) || stale {
             self.a.set_zero();
             fine.model.add_tangent(
@@ -132,6 +144,10 @@ impl FineLevel {
             fine.mass.add_to(&mut self.a, 1.0 + gamma * alpha);
             fine.loads
                 .add_tangent(&self.xi, gamma * gamma, true, &mut self.a);
+            // A spring's force at x⁺ = ξ + γ v⁺: γ (γ k + d) w wᵀ on v⁺.
+            for s in springs {
+                s.add_to(&mut self.a, gamma * gamma, gamma);
+            }
             match (reading, &mut self.two_level) {
                 (Reading::Detail, _) => self.detail.refresh(&self.a, &fine.fixed),
                 (Reading::Full, Some((two_level, _))) => two_level.refresh(&self.a, &fine.fixed),
@@ -141,11 +157,18 @@ impl FineLevel {
             out.assembled = true;
         }
 
-        // b = M η + γ (f(ξ) + M g + f_load(ξ)).
+        // b = M η + γ (f(ξ) + M g + f_load(ξ) + f_ext + f_springs(ξ)).
         let lumped = &fine.mass.lumped;
-        par::for_each_mut(&mut self.f, |i, f| *f = lumped[i] * gravity);
+        match external {
+            Some(ext) => par::for_each_mut(&mut self.f, |i, f| *f = lumped[i] * gravity + ext[i]),
+            None => par::for_each_mut(&mut self.f, |i, f| *f = lumped[i] * gravity),
+        }
         fine.model.add_forces(&fine.elems, &self.xi, &mut self.f);
         fine.loads.add_forces(&self.xi, &mut self.f);
+        for s in springs {
+            s.add_position_forces(&self.xi, &mut self.f);
+            s.add_target_damping(&mut self.f);
+        }
         fine.mass.mul_vec(&fine.elems, &self.eta, &mut self.rhs);
         let f = &self.f;
         par::for_each_mut(&mut self.rhs, |i, b| *b += gamma * f[i]);
@@ -264,6 +287,12 @@ impl FineLevel {
             });
         }
         Ok(out)
+    }
+
+    /// Forgets the BDF history (the state was restored from outside): the next step starts
+    /// with backward Euler.
+    pub fn restart(&mut self) {
+        self.history = 0;
     }
 
     /// `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of BDF(`k`) (held vertices: `x_n` and 0).

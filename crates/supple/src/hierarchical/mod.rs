@@ -72,21 +72,21 @@
 
 pub mod detail;
 mod fine;
+mod stepper;
 #[cfg(test)]
 mod tests;
 pub mod two_level;
 
+pub use stepper::HierarchicalStepper;
+
 use crate::body::{Body, BodyDesc, BodyError};
-use crate::clock::Instant;
-use crate::constraint::Components;
-use crate::fem::material::{CoarseFrameCorotational, ModelKind, ViscosityKind};
+#[cfg(doc)]
+use crate::fem::material::CoarseFrameCorotational;
+use crate::fem::material::ModelKind;
 use crate::linalg::PcgSettings;
 use crate::load::{LoadDesc, LoadKind};
 use crate::mesh::{Hierarchy, MeshError};
-use crate::time::{
-    Integrator, IntegratorError, IntegratorKind, NewtonSettings, StepError, StepStats,
-};
-use fine::FineLevel;
+use crate::time::{IntegratorError, NewtonSettings, StepError, StepStats};
 use nalgebra::Vector3;
 use thiserror::Error;
 
@@ -195,21 +195,16 @@ pub struct HierarchyStepStats {
     pub fine_s: f64,
 }
 
-/// A body simulated by the hierarchical corotational method (module notes).
+/// A body simulated by the hierarchical corotational method on its own (module notes); in a
+/// [`crate::world::World`] the same method is the fine body's integrator,
+/// [`HierarchicalStepper`].
 #[derive(Debug)]
 pub struct HierarchicalBody {
-    pub hierarchy: Hierarchy,
-    /// The coarse level (its model from the description, normally St.Venant–Kirchhoff).
-    pub coarse: Body,
     /// The fine level: the finest mesh with [`CoarseFrameCorotational`]; its `x`, `v` are the
     /// simulated state.
     pub fine: Body,
-    settings: HierarchySettings,
-    coarse_integrator: Box<dyn Integrator>,
-    level: FineLevel,
-    /// The coarse velocities at the start of the step (the first guess of reading (b)).
-    coarse_v0: Vec<Vector3<f64>>,
-    steps: u64,
+    /// The hierarchy, the coarse level and the fine level's workspaces.
+    pub stepper: HierarchicalStepper,
     time: f64,
 }
 
@@ -219,88 +214,26 @@ impl HierarchicalBody {
     /// constraints and loads are carried to the fine level (module notes); its model runs on
     /// the coarse level (St.Venant–Kirchhoff is the paper's choice).
     pub fn new(coarse: BodyDesc, settings: HierarchySettings) -> Result<Self, HierarchyError> {
-        let setting = |key, value: f64, reason| HierarchyError::Setting { key, value, reason };
-        if settings.levels == 0 || settings.levels > 4 {
-            return Err(setting(
-                "levels",
-                settings.levels as f64,
-                "must be 1 to 4 (each level has 8× the tets)",
-            ));
-        }
-        if settings.update_every == 0 {
-            return Err(setting("update_every", 0.0, "must be at least 1"));
-        }
-        let order = match settings.scheme {
-            Scheme::BackwardEuler => 1,
-            Scheme::Bdf { order } if (2..=3).contains(&order) => order,
-            Scheme::Bdf { order } => {
-                return Err(setting("bdf.order", order as f64, "must be 2 or 3"))
-            }
-        };
-        if !(settings.pcg.tolerance > 0.0 && settings.pcg.tolerance.is_finite()) {
-            return Err(setting(
-                "pcg.tolerance",
-                settings.pcg.tolerance,
-                "must be a finite number above 0",
-            ));
-        }
-        if settings.pcg.max_iterations == 0 {
-            return Err(setting("pcg.max_iterations", 0.0, "must be at least 1"));
-        }
-        if coarse.viscosity != ViscosityKind::None {
-            return Err(HierarchyError::Viscosity);
-        }
-        for c in &coarse.constraints {
-            if c.components != Components::All {
-                return Err(HierarchyError::PartialConstraint {
-                    constraint: c.name.clone(),
-                });
-            }
-        }
-        let hierarchy = Hierarchy::new(coarse.mesh.clone(), settings.levels)?;
-        let fine_desc = fine_description(&coarse, &hierarchy)?;
-        let coarse_body = Body::new(coarse).map_err(|source| HierarchyError::Body {
-            level: "coarse",
-            source,
-        })?;
-        let mut fine = Body::new(fine_desc).map_err(|source| HierarchyError::Body {
-            level: "fine",
-            source,
-        })?;
-        // Frames refreshed on every call: this body decides when to call (`update_every`).
-        fine.model = Box::new(CoarseFrameCorotational::new(
-            fine.lame,
-            &hierarchy,
-            &fine.elems,
-            1,
-        )?);
-        let kind = match settings.scheme {
-            Scheme::BackwardEuler => IntegratorKind::BackwardEuler {
-                newton: settings.newton,
-            },
-            Scheme::Bdf { order } => IntegratorKind::Bdf {
-                order,
-                newton: settings.newton,
-            },
-        };
-        let coarse_integrator = kind.build(&coarse_body)?;
-        let level = FineLevel::new(&fine, &hierarchy, order, settings.coarse_correction);
-        let coarse_n = coarse_body.n_vertices();
+        let (stepper, fine) = HierarchicalStepper::new(coarse, settings)?;
         Ok(Self {
-            hierarchy,
-            coarse: coarse_body,
             fine,
-            settings,
-            coarse_integrator,
-            level,
-            coarse_v0: vec![Vector3::zeros(); coarse_n],
-            steps: 0,
+            stepper,
             time: 0.0,
         })
     }
 
     pub fn settings(&self) -> &HierarchySettings {
-        &self.settings
+        self.stepper.settings()
+    }
+
+    /// The octasection hierarchy (coarse mesh first).
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.stepper.hierarchy
+    }
+
+    /// The coarse level.
+    pub fn coarse(&self) -> &Body {
+        &self.stepper.coarse
     }
 
     /// The simulated time.
@@ -308,10 +241,8 @@ impl HierarchicalBody {
         self.time
     }
 
-    /// Advances both levels by `dt`: loads and prescribed motions are set for the end of the
-    /// step, the coarse level takes its Newton step, the frames are refreshed from the coarse
-    /// solution when due, and the fine level takes its linear step in the chosen reading.
-    /// On an error the state is unspecified.
+    /// Advances both levels by `dt` (see [`HierarchicalStepper::advance`]). On an error the
+    /// state is unspecified.
     pub fn step(
         &mut self,
         dt: f64,
@@ -321,53 +252,19 @@ impl HierarchicalBody {
             return Err(StepError::NonFinite("time step (or a step ≤ 0)"));
         }
         let t1 = self.time + dt;
-        self.coarse.set_time(t1);
         self.fine.set_time(t1);
-        let mut stats = HierarchyStepStats::default();
-
-        let t0 = Instant::now();
-        self.coarse.model.begin_step();
-        self.coarse_v0.copy_from_slice(&self.coarse.v);
-        stats.coarse = self.coarse_integrator.step(&mut self.coarse, dt, gravity)?;
-        if let Some(why) = self.coarse.check_state() {
-            return Err(StepError::Bound {
-                what: "coarse level",
-                detail: why,
-            });
-        }
-        stats.coarse_s = t0.elapsed().as_secs_f64();
-
-        let t0 = Instant::now();
-        stats.frames_updated = self
-            .steps
-            .is_multiple_of(u64::from(self.settings.update_every));
-        if stats.frames_updated {
-            self.level.update_frames(&mut self.fine, &self.coarse.x);
-        }
-        let solve = self.level.step(
-            &mut self.fine,
-            &self.hierarchy,
-            &self.coarse,
-            &self.coarse_v0,
-            self.settings.reading,
-            &self.settings.pcg,
-            dt,
-            gravity,
-        )?;
-        stats.fine_iterations = solve.iterations;
-        stats.fine_residual = solve.residual;
-        stats.fine_converged = solve.converged;
-        stats.fine_assembled = solve.assembled;
-        stats.fine_s = t0.elapsed().as_secs_f64();
-        self.steps += 1;
+        let stats = self
+            .stepper
+            .advance(&mut self.fine, None, &[], self.time, dt, gravity)?;
         self.time = t1;
         Ok(stats)
     }
 }
 
-/// The fine level's description: the finest mesh, the coarse material, the coarse vertex
-/// sets and faces carried down (module notes).
-fn fine_description(coarse: &BodyDesc, h: &Hierarchy) -> Result<BodyDesc, HierarchyError> {
+/// The fine level's description: the finest mesh `h.finest()`, the coarse material, the
+/// coarse vertex sets and faces carried down (module notes). Its model is a placeholder that
+/// [`HierarchicalStepper`] replaces with [`CoarseFrameCorotational`].
+pub fn fine_description(coarse: &BodyDesc, h: &Hierarchy) -> Result<BodyDesc, HierarchyError> {
     let mut fine = coarse.clone();
     fine.name = format!("{} (fine)", coarse.name);
     fine.mesh = h.finest().clone();

@@ -1,9 +1,10 @@
 use super::*;
+use crate::constraint::Components;
 use crate::fem::material::{CorotationalSettings, CorotationalTangent};
 use crate::fem::ForceModel;
 use crate::linalg::{conjugate_gradient, BlockCsr, BlockJacobi, CgWorkspace};
 use crate::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
-use crate::time::BackwardEuler;
+use crate::time::{BackwardEuler, Integrator};
 use nalgebra::{Rotation3, Vector3};
 
 /// A 0.05 × 0.05 × 0.1 m bar of 10 tets (640 after two octasections), clamped at z = 0.
@@ -161,13 +162,13 @@ fn settings_and_descriptions_are_checked() {
     assert!(body.step(-0.01, &Vector3::zeros()).is_err());
 }
 
-/// Positions `Q X + t` on both levels, at rest.
+/// Positions `Q X + t` of the fine level, at rest (the coarse level follows the fine state
+/// at its first step: stepper notes).
 fn rigidly_moved(body: &mut HierarchicalBody, q: &nalgebra::Matrix3<f64>, t: &Vector3<f64>) {
-    for level in [&mut body.coarse, &mut body.fine] {
-        let moved: Vec<_> = level.mesh.positions.iter().map(|p| q * p + t).collect();
-        level.x.copy_from_slice(&moved);
-        level.v.fill(Vector3::zeros());
-    }
+    let fine = &mut body.fine;
+    let moved: Vec<_> = fine.mesh.positions.iter().map(|p| q * p + t).collect();
+    fine.x.copy_from_slice(&moved);
+    fine.v.fill(Vector3::zeros());
 }
 
 #[test]
@@ -191,6 +192,14 @@ fn a_rigidly_rotated_hierarchy_has_no_elastic_force_in_either_reading() {
             for _ in 0..3 {
                 let stats = body.step(0.03, &Vector3::zeros()).unwrap();
                 assert!(stats.fine_converged);
+            }
+            // The coarse level followed the fine one (to round-off of the added change).
+            let coarse = body.coarse();
+            for (i, p) in coarse.mesh.positions.iter().enumerate() {
+                assert!(
+                    (coarse.x[i] - (q * p + t)).norm() < 1e-12,
+                    "coarse vertex {i}"
+                );
             }
             // The fine model's forces at the rotated state, with the coarse frames: zero.
             let mut f = vec![Vector3::zeros(); body.fine.n_vertices()];
@@ -330,7 +339,7 @@ fn agrees_with_plain_corotational_when_the_coarse_level_barely_deforms() {
                 HierarchicalBody::new(desc(ModelKind::Stvk, coarse_bar()), settings(reading))
                     .unwrap();
             rigidly_moved(&mut body, &q, &Vector3::zeros());
-            let nc = body.hierarchy.coarse_vertices();
+            let nc = body.hierarchy().coarse_vertices();
             let wiggled: Vec<_> = body
                 .fine
                 .mesh
@@ -466,9 +475,9 @@ fn in_reading_a_the_coarse_vertices_are_the_coarse_solution() {
     let g = Vector3::new(9.81, 0.0, 0.0);
     for _ in 0..6 {
         body.step(0.03, &g).unwrap();
-        let nc = body.hierarchy.coarse_vertices();
-        assert_eq!(&body.fine.x[..nc], &body.coarse.x[..]);
-        assert_eq!(&body.fine.v[..nc], &body.coarse.v[..]);
+        let nc = body.hierarchy().coarse_vertices();
+        assert_eq!(&body.fine.x[..nc], &body.coarse().x[..]);
+        assert_eq!(&body.fine.v[..nc], &body.coarse().v[..]);
     }
     let mut detail: Vec<_> = body
         .fine
@@ -477,10 +486,63 @@ fn in_reading_a_the_coarse_vertices_are_the_coarse_solution() {
         .zip(&body.fine.mesh.positions)
         .map(|(x, p)| x - p)
         .collect();
-    body.hierarchy.to_hierarchical(&mut detail);
-    let nc = body.hierarchy.coarse_vertices();
+    body.hierarchy().to_hierarchical(&mut detail);
+    let nc = body.hierarchy().coarse_vertices();
     assert!(
         norm(&detail[nc..]) > 1e-3 * norm(&detail[..nc]),
         "no detail"
     );
+}
+
+/// What the world does on a failed step: restore the fine state from before it, restart the
+/// integrator, take it again. The coarse level restarts from the restored fine state (in
+/// reading (a) that is the coarse state itself), so the retried step repeats the first.
+#[test]
+fn a_restored_state_and_a_restart_repeat_the_step() {
+    let g = Vector3::new(9.81, 0.0, 0.0);
+    let mut body = HierarchicalBody::new(
+        desc(ModelKind::Stvk, coarse_bar()),
+        HierarchySettings::default(),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        body.step(0.03, &g).unwrap();
+    }
+    let (x0, v0) = (body.fine.x.clone(), body.fine.v.clone());
+    body.step(0.03, &g).unwrap();
+    let first = body.fine.x.clone();
+    // A push the world's contact phase might have made, then the restore and the restart.
+    for x in &mut body.fine.x {
+        x.y += 0.01;
+    }
+    body.fine.x.copy_from_slice(&x0);
+    body.fine.v.copy_from_slice(&v0);
+    body.stepper.restart();
+    let t = body.time();
+    body.fine.set_time(t);
+    body.stepper
+        .advance(&mut body.fine, None, &[], t - 0.03, 0.03, &g)
+        .unwrap();
+    let scale = norm(
+        &first
+            .iter()
+            .zip(&x0)
+            .map(|(a, b)| a - b)
+            .collect::<Vec<_>>(),
+    );
+    let diff = norm(
+        &body
+            .fine
+            .x
+            .iter()
+            .zip(&first)
+            .map(|(a, b)| a - b)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        diff < 1e-9 * scale,
+        "retried step off by {diff} (step {scale})"
+    );
+    let nc = body.hierarchy().coarse_vertices();
+    assert_eq!(&body.fine.x[..nc], &body.coarse().x[..]);
 }

@@ -39,6 +39,8 @@ pub enum WorldError {
     Dt(f64),
     #[error("gravity has a non-finite component")]
     Gravity,
+    #[error("{integrators} integrator(s) for {bodies} bodies: one per body")]
+    Integrators { bodies: usize, integrators: usize },
     #[error("two bodies are named `{0}`: body names must be unique")]
     DuplicateName(String),
     #[error(transparent)]
@@ -104,11 +106,28 @@ pub struct World {
 }
 
 impl World {
+    /// A world whose bodies all step with `integrator`.
     pub fn new(
         bodies: Vec<Body>,
         gravity: Vector3<f64>,
         dt: f64,
         integrator: IntegratorKind,
+    ) -> Result<Self, WorldError> {
+        let integrators = bodies
+            .iter()
+            .map(|b| integrator.build(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::with_integrators(bodies, integrators, gravity, dt)
+    }
+
+    /// A world whose body `i` steps with `integrators[i]` (built for it: a body of its own
+    /// kind, such as the fine body of a [`crate::hierarchical::HierarchicalStepper`], beside
+    /// plain ones).
+    pub fn with_integrators(
+        bodies: Vec<Body>,
+        integrators: Vec<Box<dyn Integrator>>,
+        gravity: Vector3<f64>,
+        dt: f64,
     ) -> Result<Self, WorldError> {
         if !(dt > 0.0 && dt.is_finite()) {
             return Err(WorldError::Dt(dt));
@@ -116,15 +135,17 @@ impl World {
         if !gravity.iter().all(|c| c.is_finite()) {
             return Err(WorldError::Gravity);
         }
+        if integrators.len() != bodies.len() {
+            return Err(WorldError::Integrators {
+                bodies: bodies.len(),
+                integrators: integrators.len(),
+            });
+        }
         for (i, b) in bodies.iter().enumerate() {
             if bodies[..i].iter().any(|o| o.name == b.name) {
                 return Err(WorldError::DuplicateName(b.name.clone()));
             }
         }
-        let integrators = bodies
-            .iter()
-            .map(|b| integrator.build(b))
-            .collect::<Result<Vec<_>, _>>()?;
         let last_stats = vec![StepStats::default(); bodies.len()];
         let snapshots = vec![Snapshot::for_bodies(&bodies)];
         let inputs = bodies
@@ -372,9 +393,16 @@ impl World {
         &self.last_stats
     }
 
-    /// The integrator's name (the same for every body).
+    /// The integrator's name (the first body's; see [`integrator_names`](Self::integrator_names)).
     pub fn integrator_name(&self) -> &'static str {
         self.integrators.first().map_or("none", |i| i.name())
+    }
+
+    /// Each body's integrator name, by body name.
+    pub fn integrator_names(&self) -> Vec<(&str, &'static str)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .map(|(b, i)| (b.name.as_str(), i.name()))
+            .collect()
     }
 
     /// Start-up notes of each body's integrator (e.g. the Courant bound), by body name.
