@@ -44,7 +44,8 @@
 //! - `Element`: `Σ_e B_e K_e B_eᵀ` element by element (`element.rs`), the same matrix, and
 //!   with `ghost_correction` each element's part projected off the element's rigid fields,
 //!   which puts every rigid field of the body in the null space and makes the linearized
-//!   implicit step keep both momenta to round-off, at about 10× the cost of `Rotated`.
+//!   implicit step keep both momenta to round-off, at 25–40× the cost of `Rotated`
+//!   (EXPERIMENTS.md, "Warping as Müller does it").
 //!
 //! What either tangent ignores: the derivative of the rotation field, and the exact derivative
 //! of the ghost correction. At rest and under a rigid motion the tangent is exact.
