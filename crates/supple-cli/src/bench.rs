@@ -72,6 +72,9 @@ pub enum BenchModel {
     /// Corotational with QR rotations.
     CorotationalQr,
     Warped,
+    /// Warped with the element-by-element tangent projected off each element's rigid modes
+    /// (the pre-issue-18 path: exact momentum in a linearized implicit step).
+    WarpedElement,
     Stvk,
     Hybrid,
     LiesenfeldStolfi,
@@ -250,7 +253,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                         ..Default::default()
                     })
                 }
-                BenchModel::Warped => ModelKind::Warped {
+                BenchModel::Warped | BenchModel::WarpedElement => ModelKind::Warped {
                     field: supple::fem::material::RotationField::LeastSquares,
                     ghost_correction: true,
                 },
@@ -305,6 +308,18 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let t = Instant::now();
     let mut world = scene.build_world()?;
+    if matches!(args.model, Some(BenchModel::WarpedElement)) {
+        for b in &mut world.bodies {
+            let warped = supple::fem::material::Warped::new(
+                b.lame,
+                supple::fem::material::RotationField::LeastSquares,
+                true,
+                &b.mesh,
+                &b.elems,
+            );
+            b.model = Box::new(warped.with_tangent(supple::fem::material::WarpedTangent::Element));
+        }
+    }
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     if args.direct.direct_vs_pcg {
         let Some(body) = world.bodies.first() else {

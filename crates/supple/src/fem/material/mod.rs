@@ -22,7 +22,7 @@ pub use liesenfeld_stolfi::LiesenfeldStolfi;
 pub use linear::Linear;
 pub use stvk::StVenantKirchhoff;
 pub use viscosity::{newtonian_viscosities, LiesenfeldStolfiViscosity, StrainRateDamping};
-pub use warped::Warped;
+pub use warped::{Warped, WarpedTangent};
 
 use super::elements::ElementBlocks;
 use super::ElementSet;
