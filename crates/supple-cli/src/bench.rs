@@ -253,9 +253,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                         ..Default::default()
                     })
                 }
-                BenchModel::Warped | BenchModel::WarpedElement => ModelKind::Warped {
+                BenchModel::Warped => ModelKind::Warped {
                     field: supple::fem::material::RotationField::LeastSquares,
                     ghost_correction: true,
+                    tangent: supple::fem::material::WarpedTangent::Rotated,
+                },
+                BenchModel::WarpedElement => ModelKind::Warped {
+                    field: supple::fem::material::RotationField::LeastSquares,
+                    ghost_correction: true,
+                    tangent: supple::fem::material::WarpedTangent::Element,
                 },
                 BenchModel::Stvk => ModelKind::Stvk,
                 BenchModel::Hybrid => ModelKind::Hybrid,
@@ -308,18 +314,6 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let t = Instant::now();
     let mut world = scene.build_world()?;
-    if matches!(args.model, Some(BenchModel::WarpedElement)) {
-        for b in &mut world.bodies {
-            let warped = supple::fem::material::Warped::new(
-                b.lame,
-                supple::fem::material::RotationField::LeastSquares,
-                true,
-                &b.mesh,
-                &b.elems,
-            );
-            b.model = Box::new(warped.with_tangent(supple::fem::material::WarpedTangent::Element));
-        }
-    }
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     if args.direct.direct_vs_pcg {
         let Some(body) = world.bodies.first() else {

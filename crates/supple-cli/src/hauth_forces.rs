@@ -64,6 +64,7 @@ fn models() -> Vec<(&'static str, ModelKind)> {
             ModelKind::Warped {
                 field: RotationField::EdgeFrame,
                 ghost_correction: false,
+                tangent: supple::fem::material::WarpedTangent::Rotated,
             },
         ),
         ("hybrid", ModelKind::Hybrid),

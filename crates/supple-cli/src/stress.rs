@@ -54,6 +54,7 @@ pub(crate) fn models() -> Vec<(&'static str, ModelKind)> {
             ModelKind::Warped {
                 field: RotationField::LeastSquares,
                 ghost_correction: true,
+                tangent: supple::fem::material::WarpedTangent::Rotated,
             },
         ),
         (

@@ -85,6 +85,7 @@ fn models() -> Vec<(&'static str, ModelKind)> {
             ModelKind::Warped {
                 field: RotationField::LeastSquares,
                 ghost_correction: true,
+                tangent: supple::fem::material::WarpedTangent::Rotated,
             },
         ),
         (

@@ -256,9 +256,38 @@ fn material_options_and_native_constants() {
         b.model,
         ModelKind::Warped {
             field: RotationField::EdgeFrame,
-            ghost_correction: false
+            ghost_correction: false,
+            tangent: supple::fem::material::WarpedTangent::Rotated,
         }
     );
+    let b = body("model = \"warped\", youngs = 1e5, poisson = 0.33, tangent = \"element\"");
+    assert_eq!(
+        b.model,
+        ModelKind::Warped {
+            field: RotationField::LeastSquares,
+            ghost_correction: true,
+            tangent: supple::fem::material::WarpedTangent::Element,
+        }
+    );
+    for (material, want) in [
+        (
+            "model = \"warped\", youngs = 1e5, poisson = 0.33, tangent = \"exact\"",
+            "body[0].material.tangent = \"exact\": the warped model has no energy",
+        ),
+        (
+            "model = \"corotational\", youngs = 1e5, poisson = 0.33, tangent = \"element\"",
+            "body[0].material.tangent = \"element\": a warped-model tangent",
+        ),
+        (
+            "model = \"stvk\", youngs = 1e5, poisson = 0.33, tangent = \"rotated\"",
+            "body[0].material.tangent: only the corotational model",
+        ),
+    ] {
+        let got = parse_scene(&with(material), Path::new("test.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(got.contains(want), "want {want:?} in: {got}");
+    }
     // Lamé parameters and Liesenfeld–Stolfi's bulk/shear moduli map to the same (E, ν).
     let (mu, lambda) = (2.0e4, 5.0e4);
     let e = mu * (3.0 * lambda + 2.0 * mu) / (lambda + mu);

@@ -13,6 +13,7 @@ use supple::world::World;
 const WARPED: ModelKind = ModelKind::Warped {
     field: RotationField::LeastSquares,
     ghost_correction: true,
+    tangent: supple::fem::material::WarpedTangent::Rotated,
 };
 
 fn every_model() -> [(&'static str, ModelKind); 6] {

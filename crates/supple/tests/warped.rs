@@ -37,6 +37,7 @@ fn warped_kind(field: RotationField, ghost_correction: bool) -> ModelKind {
     ModelKind::Warped {
         field,
         ghost_correction,
+        tangent: WarpedTangent::Rotated,
     }
 }
 

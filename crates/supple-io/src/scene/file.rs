@@ -276,7 +276,7 @@ pub(super) struct MaterialSection {
     pub(super) alpha: Option<f64>,
     pub(super) beta: Option<f64>,
     pub(super) density: f64,
-    /// Corotational only.
+    /// Corotational ("rotated" | "exact") and warped ("rotated" | "element").
     pub(super) tangent: Option<TangentName>,
     /// Corotational only.
     pub(super) rotation: Option<RotationName>,
@@ -305,6 +305,8 @@ pub(super) enum TangentName {
     #[default]
     Rotated,
     Exact,
+    /// Warped only: the element-projected tangent.
+    Element,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@
 use super::file::*;
 use supple::fem::material::{
     CorotationalSettings, CorotationalTangent, ModelKind, RotationField, RotationMethod,
-    ViscosityKind,
+    ViscosityKind, WarpedTangent,
 };
 
 /// The validated material of one body: the model and Young's modulus and Poisson's ratio
@@ -99,7 +99,9 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
             Ok(())
         }
     };
-    only(m.tangent.is_some(), "tangent", "corotational")?;
+    if m.model != ModelName::Warped {
+        only(m.tangent.is_some(), "tangent", "corotational")?;
+    }
     only(m.rotation.is_some(), "rotation", "corotational")?;
     only(m.update_every.is_some(), "update_every", "corotational")?;
     only(m.rotation_field.is_some(), "rotation_field", "warped")?;
@@ -114,6 +116,11 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
             let tangent = match m.tangent.unwrap_or_default() {
                 TangentName::Rotated => CorotationalTangent::Rotated,
                 TangentName::Exact => CorotationalTangent::Exact,
+                TangentName::Element => {
+                    return Err(format!(
+                        "{mkey}.tangent = \"element\": a warped-model tangent; the corotational model's are \"rotated\" and \"exact\""
+                    ))
+                }
             };
             let rotation = match m.rotation.unwrap_or(RotationName::Polar) {
                 RotationName::Polar => RotationMethod::Polar,
@@ -138,6 +145,15 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
                 RotationFieldName::LeastSquares => RotationField::LeastSquares,
             },
             ghost_correction: m.ghost_correction.unwrap_or(true),
+            tangent: match m.tangent.unwrap_or_default() {
+                TangentName::Rotated => WarpedTangent::Rotated,
+                TangentName::Element => WarpedTangent::Element,
+                TangentName::Exact => {
+                    return Err(format!(
+                        "{mkey}.tangent = \"exact\": the warped model has no energy to differentiate; its tangents are \"rotated\" (Müller's R_i K_ij R_jᵀ, default) and \"element\" (projected per element: exact momentum)"
+                    ))
+                }
+            },
         },
         ModelName::Stvk => ModelKind::Stvk,
         ModelName::Hybrid => ModelKind::Hybrid,

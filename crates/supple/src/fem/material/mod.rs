@@ -197,6 +197,8 @@ pub enum ModelKind {
         field: RotationField,
         /// Remove the net force and torque the warped forces put on the body (Müller §3.2).
         ghost_correction: bool,
+        /// How the tangent is built ([`WarpedTangent`]).
+        tangent: WarpedTangent,
     },
     /// St.Venant–Kirchhoff (Green strain).
     Stvk,
@@ -248,7 +250,10 @@ pub fn build_model(
         ModelKind::Warped {
             field,
             ghost_correction,
-        } => Box::new(Warped::new(lame, field, ghost_correction, mesh, elems)),
+            tangent,
+        } => {
+            Box::new(Warped::new(lame, field, ghost_correction, mesh, elems).with_tangent(tangent))
+        }
     }
 }
 
