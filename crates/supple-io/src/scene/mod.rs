@@ -18,6 +18,7 @@ use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::{ConstraintId, GrabId, StepControl, World};
 use thiserror::Error;
 
+mod adaptive;
 mod bc;
 pub mod budget;
 mod contact;
@@ -33,6 +34,7 @@ mod rigid;
 mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
+pub use adaptive::SceneAdaptive;
 pub use exact::SceneExact;
 use file::*;
 pub use given::{mesh_from_table, scene_from_table, GivenMesh};
@@ -102,6 +104,9 @@ pub struct Scene {
     pub rigid: Vec<SceneRigid>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
     pub notes: Vec<String>,
+    /// The body simulated adaptively (`[adaptive]`, Debunne et al. 2000), if any: such a
+    /// scene is run by [`Scene::build_adaptive`], not by [`Scene::build_world`].
+    pub adaptive: Option<SceneAdaptive>,
 }
 
 impl Scene {
@@ -127,6 +132,11 @@ impl Scene {
     pub fn build_world_with_ids(
         &self,
     ) -> Result<(World, Vec<(String, GrabId)>, Vec<(String, ConstraintId)>), SceneError> {
+        if self.adaptive.is_some() {
+            return Err(self.invalid(
+                "[adaptive]: the body is simulated adaptively (`supple run`, Scene::build_adaptive), not as a world".into(),
+            ));
+        }
         let bodies = self
             .bodies
             .iter()
@@ -252,7 +262,7 @@ fn finite3(key: &str, v: [f64; 3]) -> Result<Vector3<f64>, String> {
 }
 
 fn validate(
-    file: SceneFile,
+    mut file: SceneFile,
     path: &Path,
     files: Files<'_>,
     given: &[GivenMesh],
@@ -262,6 +272,7 @@ fn validate(
         message,
     };
     positive("dt", file.dt).map_err(invalid)?;
+    let adaptive = adaptive::take(&mut file).map_err(invalid)?;
     if !(file.duration >= 0.0 && file.duration.is_finite()) {
         return Err(invalid(format!(
             "duration = {}: must be a finite number ≥ 0",
@@ -332,6 +343,17 @@ fn validate(
         bodies.push(body);
         surfaces.push(surface);
     }
+    let adaptive = match adaptive {
+        Some(a) => Some(adaptive::finish(
+            a,
+            &bodies[0],
+            (file.dt, gravity),
+            path,
+            files,
+            &mut notes,
+        )?),
+        None => None,
+    };
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
@@ -401,6 +423,7 @@ fn validate(
         exact,
         rigid,
         notes,
+        adaptive,
     })
 }
 

@@ -320,3 +320,74 @@ fn ghost_coupling_gains_energy_undamped_and_decays_damped() {
         }
     }
 }
+
+#[test]
+fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
+    // Debunne §4.3: when a frame's computation exceeds 95 % of the frame period, splitting is
+    // forbidden and the user warned. The frame costs are injected, so the rule is tested
+    // without a clock: an unbudgeted twin shows which splits the rule holds back.
+    let period = DT_FRAME;
+    let reactive = AdaptiveSettings {
+        budget: Budget::Reactive {
+            frame_seconds: period,
+        },
+        ..poke_settings()
+    };
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
+    // Exactly 95 % is not over it.
+    let at_limit = REACTIVE_FRACTION * period;
+    let mut first_split = None;
+    for f in 0..60 {
+        let a = free.step_frame_timed(Some(&poke_tool(f)), || 0.0).unwrap();
+        if a.splits > 0 {
+            first_split = Some(f);
+            break;
+        }
+        let b = held
+            .step_frame_timed(Some(&poke_tool(f)), || at_limit)
+            .unwrap();
+        assert!(!b.overrun_warning, "frame {f}: 95 % is within the budget");
+        assert_eq!(
+            b,
+            FrameStats {
+                wall_seconds: at_limit,
+                ..a
+            }
+        );
+    }
+    let k = first_split.expect("the poke splits within 60 frames");
+    assert!(k > 0);
+    // Replay frame k on the reactive twin after an overrun on frame k − 1: rebuild both to
+    // frame k − 1, the reactive one's last frame over budget.
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
+    for f in 0..k {
+        free.step_frame_timed(Some(&poke_tool(f)), || 0.0).unwrap();
+        let cost = if f + 1 == k {
+            0.96 * period
+        } else {
+            0.5 * period
+        };
+        let b = held.step_frame_timed(Some(&poke_tool(f)), || cost).unwrap();
+        assert_eq!(b.overrun_warning, f + 1 == k, "frame {f}");
+    }
+    let a = free.step_frame_timed(Some(&poke_tool(k)), || 0.0).unwrap();
+    let b = held
+        .step_frame_timed(Some(&poke_tool(k)), || 0.5 * period)
+        .unwrap();
+    assert!(a.splits > 0);
+    assert_eq!(b.splits, 0, "splitting is forbidden after the overrun");
+    assert_eq!(b.splits_refused, a.splits, "every wanted split was refused");
+    assert_eq!(b.merges, a.merges, "merging still runs");
+    assert!(!b.overrun_warning);
+    // The frame after one within budget may split again.
+    let mut later = 0;
+    for f in k + 1..k + 20 {
+        later += held
+            .step_frame_timed(Some(&poke_tool(f)), || 0.5 * period)
+            .unwrap()
+            .splits;
+    }
+    assert!(later > 0, "splitting resumes once a frame is within 95 %");
+}
