@@ -391,3 +391,62 @@ fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
     }
     assert!(later > 0, "splitting resumes once a frame is within 95 %");
 }
+
+#[test]
+fn grid_levels_tool_path_and_active_mesh() {
+    // A cube grid gives the same levels as `box_levels` (the bundled scene is the experiment).
+    let base = crate::mesh::BoxGrid {
+        cells: [2; 3],
+        cell_size: Vector3::repeat(0.5),
+        origin: Vector3::zeros(),
+        split: crate::mesh::TetSplit::Five,
+    };
+    let a = generate::grid_levels(&base, 3, 0.12, 3).unwrap();
+    let b = box_levels(&[2, 4, 8], Vector3::zeros(), 1.0, 0.12, 3).unwrap();
+    assert_eq!(a, b);
+    // The tool path: held before the first key and after the last, linear between.
+    let path = ToolPath {
+        radius: 0.1,
+        keys: vec![
+            (0.0, Vector3::new(0.0, 1.0, 0.0)),
+            (1.0, Vector3::new(0.0, 0.0, 0.0)),
+            (1.0, Vector3::new(0.0, 2.0, 0.0)),
+        ],
+    };
+    assert_eq!(path.at(-1.0).unwrap().center.y, 1.0);
+    assert!((path.at(0.25).unwrap().center.y - 0.75).abs() < 1e-15);
+    assert_eq!(path.at(1.0).unwrap().center.y, 2.0);
+    assert!(ToolPath {
+        radius: 0.1,
+        keys: vec![]
+    }
+    .at(0.0)
+    .is_none());
+    // The active mesh: level-0 tets only at the start; after a split, tets of both levels,
+    // surface triangles wound outwards, every index in range.
+    let mut body = AdaptiveBody::new(hierarchy(&[2, 4], false, true), poke_settings()).unwrap();
+    let m = body.active_mesh();
+    assert_eq!(m.tets.len(), body.hierarchy.levels[0].mesh.n_tets());
+    assert!(m.tet_level.iter().all(|&l| l == 0.0));
+    assert_eq!(m.surface.len(), body.hierarchy.levels[0].faces.len());
+    body.force_split(0, 13).unwrap(); // the centre node of the 3×3×3 grid
+    let m = body.active_mesh();
+    assert!(m.tet_level.contains(&1.0) && m.tet_level.contains(&0.0));
+    let n = m.positions.len() as u32;
+    assert!(m
+        .tets
+        .iter()
+        .flatten()
+        .chain(m.surface.iter().flatten())
+        .all(|&i| i < n));
+    let centre = Vector3::repeat(0.5);
+    for t in &m.surface {
+        let p = t.map(|i| m.positions[i as usize]);
+        let out = (p[1] - p[0]).cross(&(p[2] - p[0]));
+        assert!(out.dot(&(p[0] - centre)) > 0.0, "outward");
+    }
+    assert_eq!(
+        m.node_active.iter().filter(|&&a| a > 0.0).count(),
+        body.levels.iter().map(|l| l.active.len()).sum::<usize>()
+    );
+}
