@@ -23,10 +23,13 @@ const ELEVATION: f64 = 25.0;
 /// share of the framed box's diagonal.
 const LIFT: f64 = 2e-3;
 
+/// A level's drawn surface: vertices and triangles.
+type LevelSurface = (Vec<[f32; 3]>, Vec<[u32; 3]>);
+
 /// One recorded frame: per level, the surface's vertices and triangles.
 struct Frame {
     time: f64,
-    levels: Vec<(Vec<[f32; 3]>, Vec<[u32; 3]>)>,
+    levels: Vec<LevelSurface>,
     active: Vec<usize>,
     tool: Option<SphereTool>,
 }

@@ -9,6 +9,8 @@
 //! - [`AdaptiveBody`]: the frame loop with ghost nodes (§3.2, §4.3), split/merge (§4.2,
 //!   eq. 9), the frame budget (§4.3) and the tool (§5); [`ActiveMesh`] for output.
 
+#[cfg(test)]
+mod energy_tests;
 pub mod force;
 pub mod generate;
 mod ghosts;

@@ -19,7 +19,7 @@ fn params(damped: bool) -> DebunneParams {
     p
 }
 
-fn hierarchy(cells: &[usize], damped: bool, clamp: bool) -> Hierarchy {
+pub(super) fn hierarchy(cells: &[usize], damped: bool, clamp: bool) -> Hierarchy {
     let meshes = box_levels(cells, Vector3::zeros(), 1.0, 0.12, 3).unwrap();
     let fixed = move |p: &Vector3<f64>| clamp && p.z < 1e-9;
     Hierarchy::new(meshes, RHO, DT_FRAME, fixed, debunne_levels(params(damped))).unwrap()
