@@ -238,6 +238,9 @@ struct Spmv {
 
 pub fn bench(args: BenchArgs) -> Result<()> {
     let mut scene = crate::load(&args.scene, None)?;
+    if scene.adaptive.is_some() {
+        return crate::bench_adaptive::bench(&args, &scene);
+    }
     if let Some(m) = args.model {
         for b in &mut scene.bodies {
             b.model = match m {

@@ -1,7 +1,9 @@
 //! `supple`: run scenes, benchmark them.
 
+mod adaptive_pictures;
 mod adaptive_poke;
 mod bench;
+mod bench_adaptive;
 mod debunne_cube;
 mod hauth_forces;
 mod hauth_hierarchy;
@@ -12,6 +14,7 @@ mod modes;
 mod order;
 mod render;
 mod run;
+mod run_adaptive;
 mod stress;
 mod tube_drop;
 

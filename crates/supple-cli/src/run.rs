@@ -64,6 +64,9 @@ impl Progress for Terminal {
 /// simulation diverged; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
+    if scene.adaptive.is_some() {
+        return crate::run_adaptive::run(&scene, args.out, args.quiet);
+    }
     let opts = RunOptions {
         out: args.out,
         quiet: args.quiet,

@@ -38,6 +38,7 @@ pub(super) struct SceneFile {
     pub(super) exact_constraint: Vec<super::exact::ExactSection>,
     #[serde(default)]
     pub(super) rigid_core: Vec<super::rigid::RigidSection>,
+    pub(super) adaptive: Option<super::adaptive::AdaptiveSection>,
 }
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's

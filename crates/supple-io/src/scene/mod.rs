@@ -6,20 +6,20 @@
 
 use crate::error::IoError;
 use crate::files::Files;
-use nalgebra::{Rotation3, Vector3};
+use nalgebra::Vector3;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use supple::body::{Body, BodyDesc, Rayleigh};
+use supple::body::{Body, BodyDesc};
 use supple::contact::ContactSettings;
-use supple::fem::MassKind;
 use supple::hierarchical::HierarchicalStepper;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
-use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::time::{Integrator, IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::{ConstraintId, GrabId, StepControl, World};
 use thiserror::Error;
 
+mod adaptive;
 mod bc;
+mod body;
 pub mod budget;
 mod contact;
 mod exact;
@@ -35,6 +35,8 @@ mod rigid;
 mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
+pub use adaptive::SceneAdaptive;
+use body::{body_desc, read_mesh, select_fixed, split_count, BodyIssue};
 pub use exact::SceneExact;
 use file::*;
 pub use given::{mesh_from_table, scene_from_table, GivenMesh};
@@ -108,6 +110,9 @@ pub struct Scene {
     pub rigid: Vec<SceneRigid>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
     pub notes: Vec<String>,
+    /// The body simulated adaptively (`[adaptive]`, Debunne et al. 2000), if any: such a
+    /// scene is run by [`Scene::build_adaptive`], not by [`Scene::build_world`].
+    pub adaptive: Option<SceneAdaptive>,
 }
 
 impl Scene {
@@ -133,6 +138,11 @@ impl Scene {
     pub fn build_world_with_ids(
         &self,
     ) -> Result<(World, Vec<(String, GrabId)>, Vec<(String, ConstraintId)>), SceneError> {
+        if self.adaptive.is_some() {
+            return Err(self.invalid(
+                "[adaptive]: the body is simulated adaptively (`supple run`, Scene::build_adaptive), not as a world".into(),
+            ));
+        }
         let mut bodies = Vec::with_capacity(self.bodies.len());
         let mut integrators = Vec::with_capacity(self.bodies.len());
         for (i, (d, h)) in self.bodies.iter().zip(&self.hierarchies).enumerate() {
@@ -272,7 +282,7 @@ fn finite3(key: &str, v: [f64; 3]) -> Result<Vector3<f64>, String> {
 }
 
 fn validate(
-    file: SceneFile,
+    mut file: SceneFile,
     path: &Path,
     files: Files<'_>,
     given: &[GivenMesh],
@@ -282,6 +292,7 @@ fn validate(
         message,
     };
     positive("dt", file.dt).map_err(invalid)?;
+    let adaptive = adaptive::take(&mut file).map_err(invalid)?;
     if !(file.duration >= 0.0 && file.duration.is_finite()) {
         return Err(invalid(format!(
             "duration = {}: must be a finite number ≥ 0",
@@ -355,6 +366,22 @@ fn validate(
         bodies.push(body);
         surfaces.push(surface);
     }
+    if adaptive.is_some() && hierarchy_sections.iter().any(Option::is_some) {
+        return Err(invalid(
+            "[adaptive] and body[0].hierarchy: a body is either adaptive (Debunne) or hierarchical (Hauth & Straßer), not both".into(),
+        ));
+    }
+    let adaptive = match adaptive {
+        Some(a) => Some(adaptive::finish(
+            a,
+            &bodies[0],
+            (file.dt, gravity),
+            path,
+            files,
+            &mut notes,
+        )?),
+        None => None,
+    };
     bc::add_loads(file.load, &mut bodies, dir, files).map_err(invalid)?;
     bc::add_constraints(file.constraint, &mut bodies).map_err(invalid)?;
     // Before anything names vertices: grabs, exact constraints, rigid cores and probes see
@@ -435,6 +462,7 @@ fn validate(
         exact,
         rigid,
         notes,
+        adaptive,
     })
 }
 
@@ -455,223 +483,6 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
     };
     control.validate().map_err(|e| e.to_string())?;
     Ok(control)
-}
-
-enum BodyIssue {
-    /// The mesh file at the key could not be read.
-    Mesh(String, IoError),
-    Invalid(String),
-}
-
-impl From<String> for BodyIssue {
-    fn from(s: String) -> Self {
-        BodyIssue::Invalid(s)
-    }
-}
-
-fn body_desc(
-    b: BodySection,
-    i: usize,
-    dir: &Path,
-    files: Files<'_>,
-    given: &[GivenMesh],
-    notes: &mut Vec<String>,
-) -> Result<(BodyDesc, Option<SceneSurface>), BodyIssue> {
-    let key = format!("body[{i}]");
-    if let Some(name) = &b.name {
-        names::check_name(&format!("{key}.name"), name)?;
-    }
-    let GivenMesh { mut mesh, regions } = read_mesh(b.mesh, &key, dir, files, given, notes)?;
-    let t = &b.transform;
-    positive(&format!("{key}.transform.scale"), t.scale)?;
-    let angles =
-        finite3(&format!("{key}.transform.rotate_deg"), t.rotate_deg)?.map(f64::to_radians);
-    let rotation = Rotation3::from_euler_angles(angles.x, angles.y, angles.z).into_inner();
-    let translation = finite3(&format!("{key}.transform.translate"), t.translate)?;
-    mesh.transform(t.scale, &rotation, &translation);
-    let surface = match b.surface {
-        Some(file) => Some(surface::read(
-            file,
-            &key,
-            dir,
-            files,
-            &mesh,
-            |s| s.transform(t.scale, &rotation, &translation),
-            notes,
-        )?),
-        None => None,
-    };
-    let mut fixed = Vec::new();
-    for (k, region) in b.fixed.iter().enumerate() {
-        let before = fixed.len();
-        let fixed_key = format!("{key}.fixed[{k}]");
-        select_fixed(&mesh, &regions, region, &fixed_key, &mut fixed)?;
-        if fixed.len() == before {
-            return Err(format!("{key}.fixed[{k}]: selects no vertex").into());
-        }
-    }
-    fixed.sort_unstable();
-    fixed.dedup();
-    let material = material::material(&b.material, &format!("{key}.material"))?;
-    let viscosity = material::viscosity(b.viscosity.as_ref(), &key)?;
-    for (k, v) in [("alpha", b.damping.alpha), ("beta", b.damping.beta)] {
-        if !(v >= 0.0 && v.is_finite()) {
-            return Err(format!("{key}.damping.{k} = {v}: must be a finite number ≥ 0").into());
-        }
-    }
-    let body = BodyDesc {
-        name: b.name.unwrap_or_else(|| format!("body{i}")),
-        velocity: finite3(&format!("{key}.velocity"), b.velocity)?,
-        mesh,
-        model: material.model,
-        youngs: material.youngs,
-        poisson: material.poisson,
-        density: b.material.density,
-        mass: match b.mass {
-            MassName::Lumped => MassKind::Lumped,
-            MassName::Consistent => MassKind::Consistent,
-        },
-        damping: Rayleigh {
-            alpha: b.damping.alpha,
-            beta: b.damping.beta,
-        },
-        viscosity,
-        fixed,
-        loads: Vec::new(),
-        constraints: Vec::new(),
-    };
-    Ok((body, surface))
-}
-
-/// The mesh of `mesh = { ... }` at `key` (`body[0]`) and its named regions: generated,
-/// given, or read from a file relative to `dir`.
-fn read_mesh(
-    section: MeshSection,
-    key: &str,
-    dir: &Path,
-    files: Files<'_>,
-    given: &[GivenMesh],
-    notes: &mut Vec<String>,
-) -> Result<GivenMesh, BodyIssue> {
-    let mut regions = Vec::new();
-    let mesh = match section {
-        MeshSection::Box {
-            cells,
-            cell_size,
-            origin,
-            split,
-        } => {
-            if cells.contains(&0) {
-                return Err(format!(
-                    "{key}.mesh.cells = {cells:?}: every count must be at least 1"
-                )
-                .into());
-            }
-            let size = match cell_size {
-                CellSize::Uniform(h) => [h; 3],
-                CellSize::PerAxis(h) => h,
-            };
-            if !size.iter().all(|h| *h > 0.0 && h.is_finite()) {
-                return Err(
-                    format!("{key}.mesh.cell_size = {size:?}: must be finite and above 0").into(),
-                );
-            }
-            let split = match split {
-                5 => TetSplit::Five,
-                6 => TetSplit::Six,
-                s => return Err(format!("{key}.mesh.split = {s}: must be 5 or 6").into()),
-            };
-            // Before allocating: counts that overflow or cannot be held are refused here.
-            let cells_key = format!("{key}.mesh.cells = {cells:?}");
-            let (vertices, tets) = budget::box_counts(cells, u64::from(split_count(split)))
-                .ok_or_else(|| format!("{cells_key}: the vertex or tet count overflows"))?;
-            budget::check_mesh_size(&cells_key, vertices, tets, "tets")?;
-            box_grid(&BoxGrid {
-                cells,
-                cell_size: Vector3::from(size),
-                origin: finite3(&format!("{key}.mesh.origin"), origin)?,
-                split,
-            })
-        }
-        MeshSection::Given { index } => {
-            let g = given.get(index).ok_or_else(|| match given.len() {
-                0 => format!(
-                    "{key}.mesh: kind \"given\" is a mesh handed over by a program (the Python module); a scene file names a mesh file or a box"
-                ),
-                n => format!("{key}.mesh.index = {index}: out of range ({n} mesh(es) given)"),
-            })?;
-            regions.clone_from(&g.regions);
-            g.mesh.clone()
-        }
-        file => {
-            let m = mesh_file::read(file, key, dir, files)?;
-            notes.extend(m.notes);
-            regions = m.regions;
-            m.mesh
-        }
-    };
-    Ok(GivenMesh { mesh, regions })
-}
-
-fn split_count(split: TetSplit) -> u8 {
-    match split {
-        TetSplit::Five => 5,
-        TetSplit::Six => 6,
-    }
-}
-
-fn select_fixed(
-    mesh: &TetMesh,
-    regions: &[(String, Vec<u32>)],
-    region: &FixedSection,
-    key: &str,
-    out: &mut Vec<u32>,
-) -> Result<(), String> {
-    let (lo, hi) = mesh.bounding_box();
-    let eps = 1e-9 * (hi - lo).norm();
-    match region {
-        FixedSection::Box { min, max } => {
-            let (min, max) = (
-                finite3(&format!("{key}.box.min"), *min)?,
-                finite3(&format!("{key}.box.max"), *max)?,
-            );
-            for (i, p) in mesh.positions.iter().enumerate() {
-                if (0..3).all(|c| p[c] >= min[c] - eps && p[c] <= max[c] + eps) {
-                    out.push(i as u32);
-                }
-            }
-        }
-        FixedSection::Plane { point, normal } => {
-            let point = finite3(&format!("{key}.plane.point"), *point)?;
-            let normal = finite3(&format!("{key}.plane.normal"), *normal)?;
-            let n = normal.try_normalize(0.0).ok_or_else(|| {
-                format!(
-                    "{key}.plane.normal = {:?}: must not be zero",
-                    normal.as_slice()
-                )
-            })?;
-            for (i, p) in mesh.positions.iter().enumerate() {
-                if (p - point).dot(&n) >= -eps {
-                    out.push(i as u32);
-                }
-            }
-        }
-        FixedSection::Region(name) => {
-            out.extend_from_slice(mesh_file::region(regions, name, &format!("{key}.region"))?);
-        }
-        FixedSection::Vertices(list) => {
-            for &v in list {
-                if v as usize >= mesh.n_vertices() {
-                    return Err(format!(
-                        "{key}.vertices: vertex {v} is out of range (the mesh has {} vertices)",
-                        mesh.n_vertices()
-                    ));
-                }
-                out.push(v);
-            }
-        }
-    }
-    Ok(())
 }
 
 fn nearest_vertex(positions: &[Vector3<f64>], point: &Vector3<f64>) -> usize {

@@ -34,24 +34,65 @@ pub fn jittered_box(
         return Err(MeshError::NoTets);
     }
     let h = size / cells as f64;
-    let mut mesh = box_grid(&BoxGrid {
-        cells: [cells; 3],
-        cell_size: Vector3::repeat(h),
-        origin,
-        split,
-    });
-    let eps = 1e-9 * size;
+    jittered_grid(
+        &BoxGrid {
+            cells: [cells; 3],
+            cell_size: Vector3::repeat(h),
+            origin,
+            split,
+        },
+        jitter,
+        seed,
+    )
+}
+
+/// [`jittered_box`] for any grid: every node strictly inside the box moved by up to `jitter`
+/// times the cell size along each axis.
+pub fn jittered_grid(grid: &BoxGrid, jitter: f64, seed: u64) -> Result<TetMesh, MeshError> {
+    if grid.cells.contains(&0) {
+        return Err(MeshError::NoTets);
+    }
+    let mut mesh = box_grid(grid);
+    let size: Vector3<f64> = Vector3::from_fn(|a, _| grid.cells[a] as f64 * grid.cell_size[a]);
     for (k, p) in mesh.positions.iter_mut().enumerate() {
-        let rel = *p - origin;
-        let interior = rel.iter().all(|&c| c > eps && c < size - eps);
+        let rel = *p - grid.origin;
+        let interior = (0..3).all(|a| rel[a] > 1e-9 * size[a] && rel[a] < size[a] * (1.0 - 1e-9));
         if interior {
             for a in 0..3 {
-                p[a] += jitter * h * unit_noise(seed, 3 * k as u64 + a as u64);
+                p[a] += jitter * grid.cell_size[a] * unit_noise(seed, 3 * k as u64 + a as u64);
             }
         }
     }
     mesh.validate()?;
     Ok(mesh)
+}
+
+/// The `count` levels of a box body whose coarsest level is `base`: level `n` has
+/// `base.cells · 2^n` cells of `base.cell_size / 2^n` (edge length halved per level, Debunne
+/// §4.1), the split alternating between `base.split` and the other one, and every level
+/// jittered with its own seed (non-nested, §3.1). Level 0 is jittered too.
+pub fn grid_levels(
+    base: &BoxGrid,
+    count: usize,
+    jitter: f64,
+    seed: u64,
+) -> Result<Vec<TetMesh>, MeshError> {
+    (0..count)
+        .map(|n| {
+            let split = match (base.split, n % 2) {
+                (s, 0) => s,
+                (TetSplit::Five, _) => TetSplit::Six,
+                (TetSplit::Six, _) => TetSplit::Five,
+            };
+            let grid = BoxGrid {
+                cells: base.cells.map(|c| c << n),
+                cell_size: base.cell_size / f64::from(1u32 << n),
+                origin: base.origin,
+                split,
+            };
+            jittered_grid(&grid, jitter, seed.wrapping_add(n as u64))
+        })
+        .collect()
 }
 
 /// The levels of a box hierarchy: `cells[n]` cubes per axis on level `n` (e.g. 4, 8, 16:

@@ -77,6 +77,60 @@ impl Hierarchy {
     where
         F: Fn(&TetMesh, &ElementSet) -> Result<Box<dyn ElementForce>, AdaptiveError>,
     {
+        let flags = |_: usize, mesh: &TetMesh| mesh.positions.iter().map(&fixed).collect();
+        Self::build(meshes, density, dt_frame, flags, force)
+    }
+
+    /// [`Hierarchy::new`] with the held nodes of each level listed: `fixed[n]` holds node
+    /// indices of level `n` (one list per level; out-of-range indices are refused). For
+    /// selections that are not a function of the rest position alone (a scene's selectors
+    /// evaluated on each level's mesh).
+    pub fn with_fixed_nodes<F>(
+        meshes: Vec<TetMesh>,
+        density: f64,
+        dt_frame: f64,
+        fixed: &[Vec<u32>],
+        force: F,
+    ) -> Result<Self, AdaptiveError>
+    where
+        F: Fn(&TetMesh, &ElementSet) -> Result<Box<dyn ElementForce>, AdaptiveError>,
+    {
+        if fixed.len() != meshes.len() {
+            return Err(AdaptiveError::Setting {
+                key: "fixed",
+                value: fixed.len() as f64,
+                reason: "needs one list of held nodes per level",
+            });
+        }
+        for (list, mesh) in fixed.iter().zip(&meshes) {
+            if let Some(&i) = list.iter().find(|&&i| i as usize >= mesh.n_vertices()) {
+                return Err(AdaptiveError::Setting {
+                    key: "fixed",
+                    value: f64::from(i),
+                    reason: "a held node is out of range on its level",
+                });
+            }
+        }
+        let flags = |n: usize, mesh: &TetMesh| {
+            let mut f = vec![false; mesh.n_vertices()];
+            for &i in &fixed[n] {
+                f[i as usize] = true;
+            }
+            f
+        };
+        Self::build(meshes, density, dt_frame, flags, force)
+    }
+
+    fn build<F>(
+        meshes: Vec<TetMesh>,
+        density: f64,
+        dt_frame: f64,
+        fixed: impl Fn(usize, &TetMesh) -> Vec<bool>,
+        force: F,
+    ) -> Result<Self, AdaptiveError>
+    where
+        F: Fn(&TetMesh, &ElementSet) -> Result<Box<dyn ElementForce>, AdaptiveError>,
+    {
         if meshes.is_empty() {
             return Err(AdaptiveError::NoLevels);
         }
@@ -90,11 +144,11 @@ impl Hierarchy {
             }
         }
         let mut levels = Vec::with_capacity(meshes.len());
-        for mesh in meshes {
+        for (n, mesh) in meshes.into_iter().enumerate() {
             mesh.validate()?;
             let elems = ElementSet::new(&mesh);
             let f = force(&mesh, &elems)?;
-            let fixed_flags = mesh.positions.iter().map(&fixed).collect();
+            let fixed_flags = fixed(n, &mesh);
             levels.push(Level::new(mesh, density, f, fixed_flags));
         }
         let n_levels = levels.len();

@@ -7,8 +7,10 @@
 //! - [`hierarchy`]: non-nested meshes, parent/child tets and nodes, per-level time steps
 //!   (§3–4.1); [`generate`]: box levels made non-nested.
 //! - [`AdaptiveBody`]: the frame loop with ghost nodes (§3.2, §4.3), split/merge (§4.2,
-//!   eq. 9), the frame budget (§4.3) and the tool (§5).
+//!   eq. 9), the frame budget (§4.3) and the tool (§5); [`ActiveMesh`] for output.
 
+#[cfg(test)]
+mod energy_tests;
 pub mod force;
 pub mod generate;
 mod ghosts;
@@ -17,6 +19,7 @@ pub mod level;
 pub mod operator;
 #[cfg(test)]
 mod operator_tests;
+mod output;
 mod refine;
 pub mod settings;
 mod state;
@@ -28,9 +31,10 @@ pub use force::{ElementForce, LawElements};
 pub use hierarchy::{Hierarchy, TetLink};
 pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
+pub use output::ActiveMesh;
 pub use settings::{AdaptiveSettings, Budget, Criterion, REACTIVE_FRACTION};
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
-pub use tool::SphereTool;
+pub use tool::{SphereTool, ToolPath};
 
 use crate::mesh::{EmbedError, MeshError};
 use thiserror::Error;

@@ -175,8 +175,23 @@ impl AdaptiveBody {
     }
 
     /// Advances one frame (`dt_frame`), with the tool (if any) at its position for this frame.
+    /// The frame's computation time (for [`Budget::Reactive`] and
+    /// [`FrameStats::wall_seconds`]) is read from the wall clock.
     pub fn step_frame(&mut self, tool: Option<&SphereTool>) -> Result<FrameStats, AdaptiveError> {
         let start = Instant::now();
+        self.step_frame_timed(tool, || start.elapsed().as_secs_f64())
+    }
+
+    /// [`step_frame`](Self::step_frame) with the frame's computation time given by `seconds`,
+    /// called once when the frame's work (steps and split/merge) is done. The reactive rule of
+    /// Debunne et al. 2000 §4.3 (more than 95 % of the frame period: no splitting next frame,
+    /// and a warning) reads only this number, so a test or a host with its own clock can
+    /// drive it deterministically.
+    pub fn step_frame_timed(
+        &mut self,
+        tool: Option<&SphereTool>,
+        seconds: impl FnOnce() -> f64,
+    ) -> Result<FrameStats, AdaptiveError> {
         let mut stats = FrameStats {
             node_updates: self.node_updates_per_frame(),
             active_per_level: self.levels.iter().map(|l| l.active.len()).collect(),
@@ -208,7 +223,7 @@ impl AdaptiveBody {
         stats.tool_contacts = contacts.len();
         self.frame += 1;
         self.refine(&mut stats);
-        stats.wall_seconds = start.elapsed().as_secs_f64();
+        stats.wall_seconds = seconds();
         if let Budget::Reactive { frame_seconds } = self.settings.budget {
             stats.overrun_warning = stats.wall_seconds > REACTIVE_FRACTION * frame_seconds;
             self.forbid_split = stats.overrun_warning;

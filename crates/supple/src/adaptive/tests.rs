@@ -19,7 +19,7 @@ fn params(damped: bool) -> DebunneParams {
     p
 }
 
-fn hierarchy(cells: &[usize], damped: bool, clamp: bool) -> Hierarchy {
+pub(super) fn hierarchy(cells: &[usize], damped: bool, clamp: bool) -> Hierarchy {
     let meshes = box_levels(cells, Vector3::zeros(), 1.0, 0.12, 3).unwrap();
     let fixed = move |p: &Vector3<f64>| clamp && p.z < 1e-9;
     Hierarchy::new(meshes, RHO, DT_FRAME, fixed, debunne_levels(params(damped))).unwrap()
@@ -319,4 +319,134 @@ fn ghost_coupling_gains_energy_undamped_and_decays_damped() {
             assert!(ratio > 2.0, "undamped: {ratio}");
         }
     }
+}
+
+#[test]
+fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
+    // Debunne §4.3: when a frame's computation exceeds 95 % of the frame period, splitting is
+    // forbidden and the user warned. The frame costs are injected, so the rule is tested
+    // without a clock: an unbudgeted twin shows which splits the rule holds back.
+    let period = DT_FRAME;
+    let reactive = AdaptiveSettings {
+        budget: Budget::Reactive {
+            frame_seconds: period,
+        },
+        ..poke_settings()
+    };
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
+    // Exactly 95 % is not over it.
+    let at_limit = REACTIVE_FRACTION * period;
+    let mut first_split = None;
+    for f in 0..60 {
+        let a = free.step_frame_timed(Some(&poke_tool(f)), || 0.0).unwrap();
+        if a.splits > 0 {
+            first_split = Some(f);
+            break;
+        }
+        let b = held
+            .step_frame_timed(Some(&poke_tool(f)), || at_limit)
+            .unwrap();
+        assert!(!b.overrun_warning, "frame {f}: 95 % is within the budget");
+        assert_eq!(
+            b,
+            FrameStats {
+                wall_seconds: at_limit,
+                ..a
+            }
+        );
+    }
+    let k = first_split.expect("the poke splits within 60 frames");
+    assert!(k > 0);
+    // Replay frame k on the reactive twin after an overrun on frame k − 1: rebuild both to
+    // frame k − 1, the reactive one's last frame over budget.
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
+    for f in 0..k {
+        free.step_frame_timed(Some(&poke_tool(f)), || 0.0).unwrap();
+        let cost = if f + 1 == k {
+            0.96 * period
+        } else {
+            0.5 * period
+        };
+        let b = held.step_frame_timed(Some(&poke_tool(f)), || cost).unwrap();
+        assert_eq!(b.overrun_warning, f + 1 == k, "frame {f}");
+    }
+    let a = free.step_frame_timed(Some(&poke_tool(k)), || 0.0).unwrap();
+    let b = held
+        .step_frame_timed(Some(&poke_tool(k)), || 0.5 * period)
+        .unwrap();
+    assert!(a.splits > 0);
+    assert_eq!(b.splits, 0, "splitting is forbidden after the overrun");
+    assert_eq!(b.splits_refused, a.splits, "every wanted split was refused");
+    assert_eq!(b.merges, a.merges, "merging still runs");
+    assert!(!b.overrun_warning);
+    // The frame after one within budget may split again.
+    let mut later = 0;
+    for f in k + 1..k + 20 {
+        later += held
+            .step_frame_timed(Some(&poke_tool(f)), || 0.5 * period)
+            .unwrap()
+            .splits;
+    }
+    assert!(later > 0, "splitting resumes once a frame is within 95 %");
+}
+
+#[test]
+fn grid_levels_tool_path_and_active_mesh() {
+    // A cube grid gives the same levels as `box_levels` (the bundled scene is the experiment).
+    let base = crate::mesh::BoxGrid {
+        cells: [2; 3],
+        cell_size: Vector3::repeat(0.5),
+        origin: Vector3::zeros(),
+        split: crate::mesh::TetSplit::Five,
+    };
+    let a = generate::grid_levels(&base, 3, 0.12, 3).unwrap();
+    let b = box_levels(&[2, 4, 8], Vector3::zeros(), 1.0, 0.12, 3).unwrap();
+    assert_eq!(a, b);
+    // The tool path: held before the first key and after the last, linear between.
+    let path = ToolPath {
+        radius: 0.1,
+        keys: vec![
+            (0.0, Vector3::new(0.0, 1.0, 0.0)),
+            (1.0, Vector3::new(0.0, 0.0, 0.0)),
+            (1.0, Vector3::new(0.0, 2.0, 0.0)),
+        ],
+    };
+    assert_eq!(path.at(-1.0).unwrap().center.y, 1.0);
+    assert!((path.at(0.25).unwrap().center.y - 0.75).abs() < 1e-15);
+    assert_eq!(path.at(1.0).unwrap().center.y, 2.0);
+    assert!(ToolPath {
+        radius: 0.1,
+        keys: vec![]
+    }
+    .at(0.0)
+    .is_none());
+    // The active mesh: level-0 tets only at the start; after a split, tets of both levels,
+    // surface triangles wound outwards, every index in range.
+    let mut body = AdaptiveBody::new(hierarchy(&[2, 4], false, true), poke_settings()).unwrap();
+    let m = body.active_mesh();
+    assert_eq!(m.tets.len(), body.hierarchy.levels[0].mesh.n_tets());
+    assert!(m.tet_level.iter().all(|&l| l == 0.0));
+    assert_eq!(m.surface.len(), body.hierarchy.levels[0].faces.len());
+    body.force_split(0, 13).unwrap(); // the centre node of the 3×3×3 grid
+    let m = body.active_mesh();
+    assert!(m.tet_level.contains(&1.0) && m.tet_level.contains(&0.0));
+    let n = m.positions.len() as u32;
+    assert!(m
+        .tets
+        .iter()
+        .flatten()
+        .chain(m.surface.iter().flatten())
+        .all(|&i| i < n));
+    let centre = Vector3::repeat(0.5);
+    for t in &m.surface {
+        let p = t.map(|i| m.positions[i as usize]);
+        let out = (p[1] - p[0]).cross(&(p[2] - p[0]));
+        assert!(out.dot(&(p[0] - centre)) > 0.0, "outward");
+    }
+    assert_eq!(
+        m.node_active.iter().filter(|&&a| a > 0.0).count(),
+        body.levels.iter().map(|l| l.active.len()).sum::<usize>()
+    );
 }

@@ -12,6 +12,35 @@ pub struct SphereTool {
     pub radius: f64,
 }
 
+/// A sphere tool moved along a path: its centre interpolated linearly between keyframes
+/// `(time, centre)` with ascending times, held at the first before and at the last after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolPath {
+    pub radius: f64,
+    pub keys: Vec<(f64, Vector3<f64>)>,
+}
+
+impl ToolPath {
+    /// The tool at time `t` (`None` without keyframes).
+    pub fn at(&self, t: f64) -> Option<SphereTool> {
+        let first = self.keys.first()?;
+        let k = self.keys.partition_point(|(tk, _)| *tk <= t);
+        let center = if k == 0 {
+            first.1
+        } else if k == self.keys.len() {
+            self.keys[k - 1].1
+        } else {
+            let ((t0, c0), (t1, c1)) = (self.keys[k - 1], self.keys[k]);
+            let s = if t1 > t0 { (t - t0) / (t1 - t0) } else { 1.0 };
+            c0 + s * (c1 - c0)
+        };
+        Some(SphereTool {
+            center,
+            radius: self.radius,
+        })
+    }
+}
+
 impl AdaptiveBody {
     /// Once per frame, before the steps: every active surface node inside the sphere is
     /// moved to the sphere's surface along the ray from the centre. Here the surface points

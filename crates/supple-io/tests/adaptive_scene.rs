@@ -1,0 +1,86 @@
+//! Scenes with `[adaptive]` (Debunne et al. 2000, issue 15): the bundled poke loads and builds
+//! its hierarchy; bad keys and values are refused naming the file, the key and the reason.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use supple_io::{load_scene, parse_scene_from_memory};
+
+const BASE: &str = r#"dt = 0.02
+duration = 0.1
+gravity = [0.0, 0.0, 0.0]
+[[body]]
+mesh = { kind = "box", cells = [2, 2, 2], cell_size = 0.5 }
+material = { model = "linear", lambda = 4.0e4, mu = 1.0e5, density = 1000.0 }
+fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [0.0, -1.0, 0.0] } }]
+[adaptive]
+levels = 2
+split = 0.15
+merge = 0.04
+[adaptive.tool]
+radius = 0.15
+path = [[0.0, 0.5, 1.15, 0.5], [0.1, 0.5, 1.05, 0.5]]
+"#;
+
+fn err(text: &str) -> String {
+    parse_scene_from_memory(text, "poke.toml", &BTreeMap::new())
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn bundled_poke_builds_three_levels_clamped_on_each() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/adaptive_poke.toml");
+    let scene = load_scene(&path).unwrap();
+    let a = scene.adaptive.as_ref().unwrap();
+    let nodes: Vec<usize> = a.meshes.iter().map(|m| m.n_vertices()).collect();
+    assert_eq!(nodes, [125, 729, 4913]);
+    // The bottom face (y = 0) of each level: (c + 1)² nodes.
+    let held: Vec<usize> = a.fixed.iter().map(Vec::len).collect();
+    assert_eq!(held, [25, 81, 289]);
+    let body = scene.build_adaptive().unwrap();
+    assert_eq!(body.hierarchy.dt_frame, 0.02);
+    assert_eq!(body.levels[0].active.len(), 125);
+    let e = scene.build_world().unwrap_err().to_string();
+    assert!(
+        e.contains("adaptive_poke.toml") && e.contains("[adaptive]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn adaptive_mistakes_name_the_file_key_and_reason() {
+    let s = parse_scene_from_memory(BASE, "poke.toml", &BTreeMap::new()).unwrap();
+    assert_eq!(s.adaptive.as_ref().unwrap().meshes.len(), 2);
+    s.build_adaptive().unwrap();
+    let cases = [
+        ("split = 0.15", "split = 0.01", "adaptive.split = 0.01"),
+        ("levels = 2", "levels = 9", "adaptive.levels = 9: must be 1 to 6"),
+        ("levels = 2", "levles = 2", "unknown field `levles`"),
+        ("levels = 2", "levels = 2\nbudget = { kind = \"predictive\", node_updates = 0 }", "adaptive.budget.node_updates = 0"),
+        ("levels = 2", "levels = 2\nstart_level = 2", "adaptive.start_level = 2"),
+        ("levels = 2", "levels = 2\njitter = 0.5", "adaptive.jitter = 0.5"),
+        ("radius = 0.15", "radius = -1.0", "adaptive.tool.radius = -1"),
+        ("[0.1, 0.5, 1.05, 0.5]", "[-0.1, 0.5, 1.05, 0.5]", "adaptive.tool.path[1]: time -0.1"),
+        ("model = \"linear\"", "model = \"corotational\"", "body[0].material.model"),
+        ("fixed = [{ plane", "velocity = [0.0, 0.0, 0.0]\nviscosity = { kind = \"strain_rate\", d_mu = 1.0, d_lambda = 10.0 }\nfixed = [{ plane", "body[0].viscosity: not available with [adaptive]"),
+        ("[adaptive]\n", "[[probe]]\nname = \"p\"\npoint = [0.0, 0.0, 0.0]\n[adaptive]\n", "[[probe]]: not available with [adaptive]"),
+        ("fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [0.0, -1.0, 0.0] } }]", "fixed = [{ vertices = [0] }]", "body[0].fixed[0]: an adaptive body"),
+    ];
+    for (from, to, expect) in cases {
+        assert!(BASE.contains(from), "{from}");
+        let e = err(&BASE.replace(from, to));
+        assert!(e.starts_with("poke.toml"), "{e}");
+        assert!(e.contains(expect), "{to}: {e}");
+    }
+    // A predictive budget below the start state is refused when the body is built.
+    let tight = BASE.replace(
+        "levels = 2",
+        "levels = 2\nbudget = { kind = \"predictive\", node_updates = 10 }",
+    );
+    let s = parse_scene_from_memory(&tight, "poke.toml", &BTreeMap::new()).unwrap();
+    let e = s.build_adaptive().unwrap_err().to_string();
+    assert!(
+        e.contains("poke.toml") && e.contains("adaptive.budget.node_updates"),
+        "{e}"
+    );
+}
