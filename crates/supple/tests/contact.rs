@@ -355,3 +355,67 @@ fn head_on_with_gravity(settings: ContactSettings, dt: f64) -> World {
     assert!(touched);
     w
 }
+
+/// Two cubes that begin a step closer than the contact thickness and touch at 0.1 m/s are
+/// pushed apart to the thickness by positions only: the response gives them no separation
+/// speed of its own (before it did, `(δ − g⁰)/dt` = 0.3 m/s here: three times the approach,
+/// kinetic energy ×9).
+#[test]
+fn the_projection_response_adds_no_separation_speed() {
+    let speed = 0.05;
+    let make = |name: &str, origin: Vector3<f64>, v: f64| BodyDesc {
+        velocity: Vector3::new(v, 0.0, 0.0),
+        ..BodyDesc::new(name, cube_mesh(3, 0.05, origin), COROT, 2e5, 0.3, 1000.0)
+    };
+    let probe = world(
+        vec![make("a", Vector3::new(-0.175, 0.0, 0.0), 0.0)],
+        Vector3::zeros(),
+        1e-3,
+        ContactSettings {
+            body_collision: true,
+            ..ContactSettings::default()
+        },
+    );
+    let delta = probe.contact().unwrap().thickness();
+    let g0 = 0.2 * delta;
+    let mut w = world(
+        vec![
+            make("a", Vector3::new(-0.175, 0.0, 0.0), speed),
+            make("b", Vector3::new(-0.025 + g0, 0.02, 0.01), -speed),
+        ],
+        Vector3::zeros(),
+        1e-3,
+        ContactSettings {
+            body_collision: true,
+            ..ContactSettings::default()
+        },
+    );
+    let kinetic = |w: &World| -> f64 {
+        (w.bodies.iter())
+            .map(|b| {
+                (b.v.iter().zip(&b.mass.lumped))
+                    .map(|(v, m)| 0.5 * m * v.norm_squared())
+                    .sum::<f64>()
+            })
+            .sum()
+    };
+    let mut k0 = kinetic(&w);
+    for _ in 0..10 {
+        k0 = kinetic(&w);
+        w.step().unwrap();
+        if w.contact_stats().unwrap().contacts > 0 {
+            break;
+        }
+    }
+    assert!(w.contact_stats().unwrap().contacts > 0, "they touched");
+    let k1 = kinetic(&w);
+    let closing = w.bodies[0].momentum().x / w.bodies[0].mass.total()
+        - w.bodies[1].momentum().x / w.bodies[1].mass.total();
+    assert!(k1 <= k0 * (1.0 + 1e-9), "kinetic energy {k0} J → {k1} J");
+    assert!(
+        closing > -0.2 * speed,
+        "the cubes separate at {} m/s after touching at {} m/s",
+        -closing,
+        2.0 * speed
+    );
+}

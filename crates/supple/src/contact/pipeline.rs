@@ -11,11 +11,14 @@
 //!    during the step, and, past `max_iterations`, the fail-safe: the vertices of every pair
 //!    still meeting go back to their start-of-step positions (which met nothing), repeated
 //!    until no pair meets. Springs mode instead prunes and adds Liesenfeld's contact springs.
-//! 3. Velocities follow the position corrections, `v¹ += Δx / dt`.
+//! 3. Velocities follow the position corrections, `v¹ += Δx / dt`, except that no pair the
+//!    surface response pushed apart leaves it separating faster than it did before
+//!    (`pipeline/velocity.rs`).
 
 pub use super::detect::PairHit;
 mod hold;
 mod sliding_hold;
+mod velocity;
 
 use super::detect::{gap, Detector, PassStats, Paths};
 use super::projection::{project_obstacles, ObstacleStats};
@@ -111,6 +114,10 @@ pub struct Contact {
     /// Per obstacle: `(Σ R_t, Σ J)` of the stuck vertices on it (a body's contact patch).
     patch: Vec<(Vector3<f64>, f64)>,
     hits: Vec<PairHit>,
+    /// Pairs the surface response pushed apart this step, and their relative normal
+    /// velocities before it (`pipeline/velocity.rs`).
+    pushed: Vec<PairHit>,
+    pushed_u: Vec<f64>,
     springs: ContactSprings,
     spring_p: Vec<Vector3<f64>>,
     thickness: f64,
@@ -192,6 +199,8 @@ impl Contact {
             stuck: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
             patch: vec![(Vector3::zeros(), 0.0); n_obstacles],
             hits: Vec::new(),
+            pushed: Vec::new(),
+            pushed_u: Vec::new(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
             thickness,
@@ -381,16 +390,10 @@ impl Contact {
                 );
             }
         }
-        // 3. Velocities follow the surface response's corrections.
+        // 3. Velocities follow the surface response's corrections (no pair pushed apart
+        // separates faster than it did before: `pipeline/velocity.rs`).
         let t_resp = Instant::now();
-        for (b, body) in bodies.iter_mut().enumerate() {
-            let before = &self.x_before[b];
-            for ((v, x), xb) in body.v.iter_mut().zip(&body.x).zip(before) {
-                if x != xb {
-                    *v += (x - xb) / dt;
-                }
-            }
-        }
+        self.update_velocities(bodies, dt);
         stats.response_s += t_resp.elapsed().as_secs_f64();
         stats.max_penetration = stats
             .body_penetration
@@ -405,6 +408,7 @@ impl Contact {
         let delta = self.thickness;
         let mu = self.settings.friction;
         let mut first = 0;
+        self.pushed.clear();
         for pass in 0..self.settings.max_iterations {
             self.detect(bodies, dt, stats, pass > 0);
             if pass == 0 {
@@ -535,6 +539,7 @@ impl Contact {
             let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
             bodies[b].x[v] += inv(k) * h.hit.w[k] * correction;
         }
+        self.pushed.push(*h);
     }
 
     /// Springs mode: remove the springs that pull, add one per pair that met.
