@@ -131,40 +131,6 @@ impl ElementSet {
         });
     }
 
-    /// One pass over the elements for both: `element(e, sink)` adds element `e`'s 3×3 blocks
-    /// into `k` through `sink` and returns its four vertex forces, added into `f`. Each
-    /// vertex and block receives its contributions in the same order as from
-    /// [`scatter_forces`](Self::scatter_forces) and [`scatter_blocks`](Self::scatter_blocks)
-    /// (so the same bits), and the element's data are read once (Vega FEM's
-    /// `GetForceAndMatrix`).
-    pub fn scatter_forces_and_blocks<F>(
-        &self,
-        f: &mut [Vector3<f64>],
-        k: &mut BlockCsr,
-        element: F,
-    ) where
-        F: Fn(usize, &mut ElementBlocks) -> [Vector3<f64>; 4] + Sync,
-    {
-        assert_eq!(
-            k.values.len(),
-            self.pattern.n_blocks(),
-            "matrix is not on this element pattern"
-        );
-        let forces = SharedMut(f.as_mut_ptr());
-        let blocks = SharedMut(k.values.as_mut_ptr());
-        self.for_each_colored(|e| {
-            let mut sink = ElementBlocks {
-                values: blocks.ptr(),
-                map: &self.scatter[e],
-            };
-            let fe = element(e, &mut sink);
-            for (a, &v) in self.tets[e].iter().enumerate() {
-                // SAFETY: as in `scatter_forces`.
-                unsafe { *forces.ptr().add(v as usize) += fe[a] };
-            }
-        });
-    }
-
     /// Deterministic `Σ_e term(e)` (used for energies and volumes; see [`par::sum_auto`]).
     pub fn sum(&self, term: impl Fn(usize) -> f64 + Sync) -> f64 {
         par::sum_auto(self.len(), term)

@@ -180,38 +180,30 @@ impl Integrator for LinearizedBackwardEuler {
                 body.x.copy_from_slice(&self.x_start);
             }
         }
-        let constant = System::matrix_is_constant(body, inputs);
-        let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
-        let sliding = self.sliding.has_sliding();
-        let changed = sliding || !(constant && self.assembled_for == Some(h));
         // f(x) without the damping forces, which act at v⁺ through the matrix; a point
         // spring's damping toward its moving target keeps its constant part `d ṗ` here.
-        // With a matrix to build, (1 + hα) M + h D + (hβ + h²) K is assembled in the same
-        // pass over the elements as the forces (`forces_s` then holds both, `assembly_s` 0).
         self.force.fill(Vector3::zeros());
         // The positions are lent out of the body for the call (a move, no allocation).
         let x = std::mem::take(&mut body.x);
-        if changed {
-            self.system.position_forces_and_assemble(
-                body,
-                inputs,
-                &x,
-                true,
-                &mut self.force,
-                [1.0, h, h * h],
-                &mut self.a,
-            );
-            self.assembled_for = constant.then_some(h);
-        } else {
-            self.system
-                .position_forces(body, inputs, &x, true, &mut self.force);
-        }
+        self.system
+            .position_forces(body, inputs, &x, true, &mut self.force);
         body.x = x;
         for s in inputs.springs {
             s.add_target_damping(&mut self.force);
         }
         let t1 = Instant::now();
-        let t2 = t1;
+
+        let constant = System::matrix_is_constant(body, inputs);
+        let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
+        let sliding = self.sliding.has_sliding();
+        let changed = sliding || !(constant && self.assembled_for == Some(h));
+        if changed {
+            // (1 + hα) M + h D + (hβ + h²) K.
+            self.system
+                .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
+            self.assembled_for = constant.then_some(h);
+        }
+        let t2 = Instant::now();
 
         // rhs = M v + h (f + m g); the lumped masses are the row sums of M, so M g = m g.
         let Body {

@@ -116,60 +116,17 @@ impl System {
         a: &mut BlockCsr,
     ) {
         a.set_zero();
-        let k_scale = ck + cd * body.damping.beta;
+        let (alpha, beta) = (body.damping.alpha, body.damping.beta);
+        let k_scale = ck + cd * beta;
         if k_scale != 0.0 {
             body.model.add_tangent(&body.elems, x, k_scale, a);
         }
-        Self::assemble_rest(body, inputs, x, cm, cd, ck, a);
-    }
-
-    /// [`position_forces`](Self::position_forces) into `out` and
-    /// [`assemble`](Self::assemble) into `a` at the same `x`, with the same results, the
-    /// elastic forces and tangent computed in one pass over the elements
-    /// ([`ForceModel::add_forces_and_tangent`](crate::fem::material::ForceModel::add_forces_and_tangent)).
-    #[allow(clippy::too_many_arguments)]
-    pub fn position_forces_and_assemble(
-        &self,
-        body: &mut Body,
-        inputs: &StepInputs,
-        x: &[Vector3<f64>],
-        refresh_frames: bool,
-        out: &mut [Vector3<f64>],
-        [cm, cd, ck]: [f64; 3],
-        a: &mut BlockCsr,
-    ) {
-        a.set_zero();
-        let k_scale = ck + cd * body.damping.beta;
-        if k_scale != 0.0 {
-            body.model
-                .add_forces_and_tangent(&body.elems, x, refresh_frames, out, k_scale, a);
-        } else {
-            if refresh_frames {
-                body.model.update_frames(&body.elems, x);
-            }
-            body.model.add_forces(&body.elems, x, out);
-        }
-        add_input_forces(inputs, x, out);
-        body.loads.add_forces(x, out);
-        Self::assemble_rest(body, inputs, x, cm, cd, ck, a);
-    }
-
-    /// The terms of [`assemble`](Self::assemble) after the elastic tangent.
-    fn assemble_rest(
-        body: &Body,
-        inputs: &StepInputs,
-        x: &[Vector3<f64>],
-        cm: f64,
-        cd: f64,
-        ck: f64,
-        a: &mut BlockCsr,
-    ) {
         if cd != 0.0 {
             if let Some(visc) = &body.viscosity {
                 visc.add_matrix(&body.elems, x, cd, a);
             }
         }
-        body.mass.add_to(a, cm + cd * body.damping.alpha);
+        body.mass.add_to(a, cm + cd * alpha);
         if ck != 0.0 {
             if let Some(anchors) = inputs.active_anchors() {
                 anchors.add_to(a, ck);

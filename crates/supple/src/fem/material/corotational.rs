@@ -38,8 +38,7 @@ use super::{
 };
 use crate::fem::polar;
 use crate::fem::ElementSet;
-use crate::linalg::par::{self, SharedMut};
-use crate::linalg::BlockCsr;
+use crate::linalg::{par, BlockCsr};
 use nalgebra::{Matrix3, Vector3};
 
 /// Which tangent stiffness the corotational model assembles.
@@ -144,39 +143,6 @@ pub(crate) fn stress_differential(
     r * (w_mat * linear_stress(&s, lame) + dsigma)
 }
 
-/// `Ds = [x₁ − x₀, x₂ − x₀, x₃ − x₀]` of element `e` (so `F = Ds Dm⁻¹`).
-#[inline]
-fn edge_matrix(elems: &ElementSet, e: usize, x: &[Vector3<f64>]) -> Matrix3<f64> {
-    let [a, b, c, d] = elems.tets[e].map(|i| x[i as usize]);
-    Matrix3::from_columns(&[b - a, c - a, d - a])
-}
-
-/// The rotation of element `e` with edge matrix `ds` and deformation gradient `f`, by
-/// `method` (Hauth & Straßer §4.5); `last` is its rotation from the previous refresh and
-/// `rest` the rest edge frames (`Qr` only).
-#[inline]
-fn element_rotation(
-    method: RotationMethod,
-    rest: &[Matrix3<f64>],
-    e: usize,
-    ds: &Matrix3<f64>,
-    f: &Matrix3<f64>,
-    last: &Matrix3<f64>,
-) -> Matrix3<f64> {
-    match method {
-        // Warm start from the element's last rotation: it turns little in one step, and
-        // the Newton iteration on the rotation then needs 2–3 steps instead of Higham's 5–8.
-        RotationMethod::Polar => polar::rotation_near(f, last),
-        RotationMethod::Svd | RotationMethod::SvdInvertible => polar::svd_rotation(f),
-        // A collapsed element (first two edges parallel) has no edge frame: take the polar
-        // rotation, which the SVD gives for any F.
-        RotationMethod::Qr => match polar::qr_rotation(ds) {
-            Some(q) => q * rest[e].transpose(),
-            None => polar::svd_rotation(f),
-        },
-    }
-}
-
 impl Corotational {
     /// The rotation energies and stresses use for element `e` at deformation `f`: the kept
     /// frame when rotations are refreshed less than every step (the model simulated is then
@@ -208,11 +174,31 @@ impl ForceModel for Corotational {
         if self.frozen {
             return;
         }
-        let (method, rest) = (self.settings.rotation, &self.rest_frames);
-        par::for_each_mut(&mut self.rotations, |e, r| {
-            let ds = edge_matrix(elems, e, x);
-            *r = element_rotation(method, rest, e, &ds, &(ds * elems.dm_inv[e]), r);
-        });
+        match self.settings.rotation {
+            // Warm start from the element's last rotation: it turns little in one step, and
+            // the Newton iteration on the rotation then needs 2–3 steps instead of Higham's 5–8.
+            RotationMethod::Polar => par::for_each_mut(&mut self.rotations, |e, r| {
+                *r = polar::rotation_near(&elems.deformation_gradient(e, x), r);
+            }),
+            RotationMethod::Svd | RotationMethod::SvdInvertible => {
+                par::for_each_mut(&mut self.rotations, |e, r| {
+                    *r = polar::svd_rotation(&elems.deformation_gradient(e, x));
+                })
+            }
+            RotationMethod::Qr => {
+                let rest = &self.rest_frames;
+                par::for_each_mut(&mut self.rotations, |e, r| {
+                    let [a, b, c, d] = elems.tets[e].map(|i| x[i as usize]);
+                    let ds = Matrix3::from_columns(&[b - a, c - a, d - a]);
+                    // A collapsed element (first two edges parallel) has no edge frame: take
+                    // the polar rotation, which the SVD gives for any F.
+                    *r = match polar::qr_rotation(&ds) {
+                        Some(q) => q * rest[e].transpose(),
+                        None => polar::svd_rotation(&(ds * elems.dm_inv[e])),
+                    };
+                });
+            }
+        }
     }
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {
@@ -280,45 +266,6 @@ impl ForceModel for Corotational {
         }
     }
 
-    /// One pass per element for the `Rotated` tangent: `Ds` and `F` once, the rotation
-    /// refreshed from them (as [`update_frames`](ForceModel::update_frames) would), then
-    /// `f_a = −V R σ(RᵀF) g_a` and the blocks of `R K_e Rᵀ` (Müller et al. 2002 eq. 9),
-    /// scattered together. The `Exact` tangents take the three separate passes.
-    fn add_forces_and_tangent(
-        &mut self,
-        elems: &ElementSet,
-        x: &[Vector3<f64>],
-        refresh_frames: bool,
-        f: &mut [Vector3<f64>],
-        scale: f64,
-        k: &mut BlockCsr,
-    ) {
-        if self.effective_tangent() != CorotationalTangent::Rotated {
-            if refresh_frames {
-                self.update_frames(elems, x);
-            }
-            self.add_forces(elems, x, f);
-            self.add_tangent(elems, x, scale, k);
-            return;
-        }
-        let refresh = refresh_frames && !self.frozen;
-        let (method, lame) = (self.settings.rotation, self.lame);
-        let rest = &self.rest_frames;
-        let rotations = SharedMut(self.rotations.as_mut_ptr());
-        elems.scatter_forces_and_blocks(f, k, |e, sink| {
-            // SAFETY: `rotations` has one entry per element and the loop visits each
-            // element once, so this is the only reference to entry `e`.
-            let r = unsafe { &mut *rotations.ptr().add(e) };
-            let ds = edge_matrix(elems, e, x);
-            let fe = ds * elems.dm_inv[e];
-            if refresh {
-                *r = element_rotation(method, rest, e, &ds, &fe, r);
-            }
-            add_rotated_linear_blocks(sink, &elems.grad[e], r, elems.volume[e], lame, scale);
-            elems.stress_forces(e, &stress(&fe, r, lame))
-        });
-    }
-
     /// `Σ V Ψ_lin(RᵀF)` with the kept rotations; `None` for `Qr`, whose forces are not the
     /// gradient of any energy (see the module notes).
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64> {
@@ -358,8 +305,7 @@ impl ForceModel for Corotational {
 mod tests {
     use super::*;
     use crate::fem::material::test_support::{
-        assert_fused_matches_separate, deform, force_vs_energy_error, forces, lame, small_mesh,
-        tangent_vs_force_error, Lcg,
+        deform, force_vs_energy_error, forces, lame, small_mesh, tangent_vs_force_error, Lcg,
     };
     use nalgebra::Rotation3;
 
@@ -516,35 +462,5 @@ mod tests {
         let cor = model(&es, RotationMethod::Polar, CorotationalTangent::Exact, 0);
         assert_eq!(cor.settings().update_every, 1);
         assert_eq!(cor.effective_tangent(), CorotationalTangent::Exact);
-    }
-
-    /// The one-pass forces and tangent give the bits of the three separate passes, for every
-    /// rotation method and tangent, with frames refreshed every step or kept (`update_every`).
-    #[test]
-    fn forces_and_tangent_in_one_pass_match_the_separate_passes() {
-        let mut rng = Lcg(23);
-        let m = small_mesh(&mut rng);
-        let es = ElementSet::new(&m);
-        for rotation in [
-            RotationMethod::Polar,
-            RotationMethod::Svd,
-            RotationMethod::SvdInvertible,
-            RotationMethod::Qr,
-        ] {
-            for tangent in [CorotationalTangent::Rotated, CorotationalTangent::Exact] {
-                for update_every in [1, 2] {
-                    let mut a = model(&es, rotation, tangent, update_every);
-                    let mut b = a.clone();
-                    for _ in 0..3 {
-                        a.begin_step();
-                        b.begin_step();
-                        let x = deform(&m, &mut rng);
-                        let y = deform(&m, &mut rng);
-                        assert_fused_matches_separate(&mut a, &mut b, &es, &x, &y);
-                        assert_eq!(a.rotations(), b.rotations());
-                    }
-                }
-            }
-        }
     }
 }

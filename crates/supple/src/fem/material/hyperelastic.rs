@@ -95,25 +95,6 @@ impl<L: HyperelasticLaw> ForceModel for Hyperelastic<L> {
         });
     }
 
-    /// `F` once per element, then its stress and `dP/dF`, forces and blocks scattered in one
-    /// pass (no frames to refresh).
-    fn add_forces_and_tangent(
-        &mut self,
-        elems: &ElementSet,
-        x: &[Vector3<f64>],
-        _refresh_frames: bool,
-        f: &mut [Vector3<f64>],
-        scale: f64,
-        k: &mut BlockCsr,
-    ) {
-        elems.scatter_forces_and_blocks(f, k, |e, sink| {
-            let fe = elems.deformation_gradient(e, x);
-            let h = self.law.pk1_derivative(&fe);
-            add_pk1_derivative_blocks(sink, &elems.dm_inv[e], scale * elems.volume[e], &h);
-            elems.stress_forces(e, &self.law.pk1(&fe))
-        });
-    }
-
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64> {
         Some(
             elems.sum(|e| {
@@ -359,24 +340,5 @@ pub(crate) mod checks {
             "{}: {d3:e} {d4:e}",
             model.name()
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::test_support::{assert_fused_matches_separate, deform, lame, small_mesh, Lcg};
-    use super::super::{LiesenfeldStolfi, StVenantKirchhoff};
-    use super::*;
-
-    #[test]
-    fn forces_and_tangent_in_one_pass_match_the_separate_passes() {
-        let mut rng = Lcg(29);
-        let m = small_mesh(&mut rng);
-        let es = ElementSet::new(&m);
-        let (x, y) = (deform(&m, &mut rng), deform(&m, &mut rng));
-        let stvk = Hyperelastic::new(StVenantKirchhoff::new(lame()));
-        assert_fused_matches_separate(&mut stvk.clone(), &mut stvk.clone(), &es, &x, &y);
-        let ls = Hyperelastic::new(LiesenfeldStolfi::from_lame(lame()));
-        assert_fused_matches_separate(&mut ls.clone(), &mut ls.clone(), &es, &x, &y);
     }
 }

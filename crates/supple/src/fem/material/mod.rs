@@ -97,28 +97,6 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
     /// Adds `scale · K(x)` into `k` (a matrix on `elems.pattern`).
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr);
 
-    /// [`update_frames`](Self::update_frames) at `x` when `refresh_frames`, then
-    /// [`add_forces`](Self::add_forces) into `f` and [`add_tangent`](Self::add_tangent) with
-    /// `scale` into `k`, with the same results to the bit. Integrators call it where they need
-    /// forces and tangent at one state (the linearized implicit step); a model may override
-    /// it to compute each element's `F`, frame, stress and stiffness in one pass over the
-    /// elements (Vega FEM's `GetForceAndMatrix`).
-    fn add_forces_and_tangent(
-        &mut self,
-        elems: &ElementSet,
-        x: &[Vector3<f64>],
-        refresh_frames: bool,
-        f: &mut [Vector3<f64>],
-        scale: f64,
-        k: &mut BlockCsr,
-    ) {
-        if refresh_frames {
-            self.update_frames(elems, x);
-        }
-        self.add_forces(elems, x, f);
-        self.add_tangent(elems, x, scale, k);
-    }
-
     /// Elastic energy at `x`, where the model has one. It must not depend on when frames were
     /// last refreshed, except for a model that keeps frames on purpose (update rate).
     fn energy(&self, elems: &ElementSet, x: &[Vector3<f64>]) -> Option<f64>;

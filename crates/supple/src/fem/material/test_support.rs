@@ -290,39 +290,3 @@ fn internal_forces_sum_to_zero() {
         }
     }
 }
-
-/// Checks that [`ForceModel::add_forces_and_tangent`] gives the bits of `update_frames`,
-/// `add_forces` and `add_tangent` called one after another: `a` and `b` are two copies of one
-/// model, each called once with frames refreshed at `x` and once more with them kept (at `y`).
-pub fn assert_fused_matches_separate(
-    a: &mut dyn ForceModel,
-    b: &mut dyn ForceModel,
-    es: &ElementSet,
-    x: &[Vector3<f64>],
-    y: &[Vector3<f64>],
-) {
-    for (p, refresh) in [(x, true), (y, false)] {
-        let scale = 0.37;
-        let (mut fa, mut fb) = (vec![Vector3::zeros(); p.len()], vec![Vector3::zeros(); p.len()]);
-        let mut ka = BlockCsr::zeros(es.pattern.clone());
-        let mut kb = BlockCsr::zeros(es.pattern.clone());
-        if refresh {
-            a.update_frames(es, p);
-        }
-        a.add_forces(es, p, &mut fa);
-        a.add_tangent(es, p, scale, &mut ka);
-        b.add_forces_and_tangent(es, p, refresh, &mut fb, scale, &mut kb);
-        let bits = |v: &[Vector3<f64>]| -> Vec<u64> {
-            v.iter().flat_map(|q| q.iter().map(|c| c.to_bits())).collect()
-        };
-        let kbits = |k: &BlockCsr| -> Vec<u64> {
-            k.values
-                .iter()
-                .flat_map(|m| m.iter().map(|c| c.to_bits()))
-                .collect()
-        };
-        assert_eq!(bits(&fa), bits(&fb), "{}: forces differ", a.name());
-        assert_eq!(kbits(&ka), kbits(&kb), "{}: tangents differ", a.name());
-        assert!(fa.iter().any(|q| q.norm() > 0.0), "{}: no force", a.name());
-    }
-}
