@@ -93,7 +93,7 @@ fn an_adaptive_step_that_needs_unbounded_work_stops_and_names_its_loop() {
         "falling_torus.toml",
         &[
             "density = 1000.0=>density = 1e-308",
-            "duration = 10.0=>duration = 0.1",
+            "duration = 2.0=>duration = 0.1",
         ],
     );
     assert_eq!(output.status.code(), Some(2));
