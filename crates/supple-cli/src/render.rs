@@ -1,12 +1,15 @@
 //! `supple render DIR`: re-render the pictures and plots of a finished run from its
-//! `scene.pvd`, `frames/*.vtu`, `metrics.csv`, `summary.json` and, when the scene had rigid
-//! obstacles, `obstacles.json`.
+//! `scene.pvd`, `frames/*.vtu`, `metrics.csv`, `summary.json`, when the scene had rigid
+//! obstacles `obstacles.json`, and when bodies had embedded surfaces `surface.pvd` and
+//! `frames/*.vtp` (drawn instead of those bodies' tet boundaries, as `supple run` does).
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use supple::mesh::{Embedding, TetMesh};
 use supple::nalgebra::Vector3;
+use supple_io::vtp::{read_vtp, VtpData};
 use supple_io::vtu_read::{read_pvd, read_vtu, VtuData};
 use supple_io::ColorBy;
 use supple_run::pictures::{BodyState, BodySurface, PictureOptions, Recording};
@@ -67,6 +70,63 @@ fn parse_size(s: &str) -> Result<[u32; 2], String> {
     }
 }
 
+/// A body's drawn positions at one frame and their rest positions.
+type Placed<'a> = (&'a [Vector3<f64>], Vec<Vector3<f64>>);
+
+/// The `displacement` point field of a surface frame.
+fn skin_displacement(v: &VtpData) -> Option<&[Vector3<f64>]> {
+    (v.point_vectors.iter())
+        .find(|(name, _)| name == "displacement")
+        .map(|(_, u)| u.as_slice())
+}
+
+/// Per body (in the order of `names`, the bodies of `scene.pvd`), its embedded surface's
+/// frames from `surface.pvd`, if the run wrote any: `frames/<body>_surface_NNNNN.vtp`, or
+/// `frames/surface_NNNNN.vtp` for a single body. Each must have one frame per tet frame.
+fn read_skins(
+    dir: &std::path::Path,
+    names: &[Option<&str>],
+    n_frames: usize,
+) -> Result<Vec<Option<Vec<VtpData>>>> {
+    let mut skins: Vec<Option<Vec<VtpData>>> = vec![None; names.len()];
+    let pvd_path = dir.join("surface.pvd");
+    if !pvd_path.exists() {
+        return Ok(skins);
+    }
+    let entries = read_pvd(&pvd_path)?;
+    for (b, name) in names.iter().enumerate() {
+        let files: Vec<&String> = (entries.iter())
+            .filter(|(_, file)| {
+                let base = file.rsplit('/').next().unwrap_or(file);
+                match (name, base.rfind("_surface_")) {
+                    (Some(n), Some(i)) => &base[..i] == *n,
+                    (None, None) => base.starts_with("surface_"),
+                    _ => false,
+                }
+            })
+            .map(|(_, file)| file)
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        if files.len() != n_frames {
+            bail!(
+                "{}: {} surface frames for body `{}`, {} tet frames",
+                pvd_path.display(),
+                files.len(),
+                name.unwrap_or("body"),
+                n_frames
+            );
+        }
+        let frames = files
+            .par_iter()
+            .map(|file| read_vtp(&dir.join(file)).map_err(anyhow::Error::from))
+            .collect::<Result<Vec<_>>>()?;
+        skins[b] = Some(frames);
+    }
+    Ok(skins)
+}
+
 /// Body name of a frame file: `frames/<body>_frame_NNNNN.vtu`, or `None` for the
 /// single-body `frames/frame_NNNNN.vtu`.
 fn body_of(file: &str) -> Option<&str> {
@@ -123,24 +183,60 @@ pub fn render(args: RenderArgs) -> Result<i32> {
         .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
         .and_then(|s| s["bodies"][0]["name"].as_str().map(str::to_string))
         .unwrap_or_else(|| "body".into());
-    let surfaces = (names.iter().zip(&frames[0]))
-        .map(|(name, v)| {
-            BodySurface::new(name.unwrap_or(&summary_name), &v.tets, v.positions.len())
-        })
-        .collect();
+    let skins = read_skins(dir, &names, frames.len())?;
+    let rest_of = |x: &[Vector3<f64>], u: Option<&[Vector3<f64>]>| -> Vec<Vector3<f64>> {
+        match u {
+            Some(u) => x.iter().zip(u).map(|(x, u)| x - u).collect(),
+            None => x.to_vec(),
+        }
+    };
+    let mut surfaces = Vec::with_capacity(names.len());
+    for (b, (name, v)) in names.iter().zip(&frames[0]).enumerate() {
+        let name = name.unwrap_or(&summary_name);
+        surfaces.push(match &skins[b] {
+            // The run's picture surface: the skin, each triangle coloured by the tet that
+            // holds its first vertex at rest (bound again, as the run bound it).
+            Some(skin) => {
+                let first = &skin[0];
+                let mesh = TetMesh::new(
+                    rest_of(&v.positions, v.point_vector("displacement")),
+                    v.tets.clone(),
+                )
+                .with_context(|| format!("body `{name}`: its rest mesh"))?;
+                let embedding =
+                    Embedding::new(&mesh, &rest_of(&first.positions, skin_displacement(first)))
+                        .with_context(|| format!("body `{name}`: binding its surface"))?;
+                let face_tet = (first.triangles.iter())
+                    .map(|t| embedding.tet(t[0] as usize) as u32)
+                    .collect();
+                BodySurface::embedded(
+                    name,
+                    first.positions.len(),
+                    first.triangles.clone(),
+                    face_tet,
+                )
+            }
+            None => BodySurface::new(name, &v.tets, v.positions.len()),
+        });
+    }
     let mut recording = Recording::new(args.color, surfaces);
     recording.read_obstacles(dir)?;
-    for (chunk, bodies) in entries.chunks(names.len()).zip(&frames) {
-        let rests: Vec<Vec<Vector3<f64>>> = bodies
-            .iter()
-            .map(|v| match v.point_vector("displacement") {
-                Some(u) => v.positions.iter().zip(u).map(|(x, u)| x - u).collect(),
-                None => v.positions.clone(),
+    for (k, (chunk, bodies)) in entries.chunks(names.len()).zip(&frames).enumerate() {
+        let placed: Vec<Placed> = (bodies.iter().enumerate())
+            .map(|(b, v)| match &skins[b] {
+                Some(skin) => (
+                    skin[k].positions.as_slice(),
+                    rest_of(&skin[k].positions, skin_displacement(&skin[k])),
+                ),
+                None => (
+                    v.positions.as_slice(),
+                    rest_of(&v.positions, v.point_vector("displacement")),
+                ),
             })
             .collect();
-        let states: Vec<BodyState> = (bodies.iter().zip(&rests))
-            .map(|(v, rest)| BodyState {
-                x: &v.positions,
+        let states: Vec<BodyState> = (bodies.iter().zip(&placed))
+            .map(|(v, (x, rest))| BodyState {
+                x,
                 rest,
                 von_mises: v.cell_scalar("von_mises"),
             })

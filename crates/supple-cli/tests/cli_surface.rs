@@ -174,6 +174,34 @@ fn a_scene_with_a_surface_writes_its_frames_and_draws_it() {
         );
         assert_ne!(a, b, "{picture}");
     }
+    // `supple render` draws the skin too: same camera and colours, the run's final.png; and
+    // coloured by von Mises (a colour per triangle from the tet that holds it) it renders.
+    let run_final = std::fs::read(out.join("final.png")).unwrap();
+    let status = supple()
+        .args(["render", "--quiet", "--gif", "false", "--no-plots"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(
+        std::fs::read(out.join("final.png")).unwrap() == run_final,
+        "render ≠ run with an embedded surface"
+    );
+    let status = supple()
+        .args([
+            "render",
+            "--quiet",
+            "--gif",
+            "false",
+            "--no-plots",
+            "--color",
+            "von_mises",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(std::fs::read(out.join("final.png")).unwrap() != run_final);
     // A rerun into the same folder without the surface leaves no stale surface files.
     let again = dir.join("with");
     let path = dir.join("without.toml");
