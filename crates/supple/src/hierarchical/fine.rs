@@ -11,19 +11,13 @@ use super::detail::DetailCg;
 use super::two_level::TwoLevel;
 use super::Reading;
 use crate::body::Body;
-use crate::linalg::{conjugate_gradient, par, BlockCsr, CgError, CgWorkspace, Pcg, PcgSettings};
+use crate::linalg::{
+    conjugate_gradient, par, BlockCsr, CgError, CgInfo, CgWorkspace, Pcg, PcgSettings,
+};
 use crate::mesh::Hierarchy;
 use crate::time::system::zero_fixed;
-use crate::time::{PointSpring, StepError};
+use crate::time::{bdf, PointSpring, StepError};
 use nalgebra::Vector3;
-
-/// `a_j` and `b` of BDF(k), row `k − 1` (as [`crate::time::Bdf`]).
-const BDF_A: [[f64; 3]; 3] = [
-    [1.0, 0.0, 0.0],
-    [4.0 / 3.0, -1.0 / 3.0, 0.0],
-    [18.0 / 11.0, -9.0 / 11.0, 2.0 / 11.0],
-];
-const BDF_B: [f64; 3] = [1.0, 2.0 / 3.0, 6.0 / 11.0];
 
 /// What one fine solve did.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -32,6 +26,24 @@ pub(super) struct FineSolve {
     pub residual: f64,
     pub converged: bool,
     pub assembled: bool,
+}
+
+impl FineSolve {
+    /// Takes a CG loop's outcome: iterations and residual, converged or not; a non-finite
+    /// solve fails the step.
+    fn record(&mut self, result: Result<CgInfo, CgError>) -> Result<(), StepError> {
+        let info = match result {
+            Ok(info) => {
+                self.converged = true;
+                info
+            }
+            Err(CgError::NoConvergence(info)) => info,
+            Err(CgError::NonFinite { .. }) => return Err(StepError::NonFinite("fine-level PCG")),
+        };
+        self.iterations = info.iterations;
+        self.residual = info.relative_residual;
+        Ok(())
+    }
 }
 
 /// The fine level's workspaces (allocated once; a step allocates nothing).
@@ -115,7 +127,7 @@ impl FineLevel {
             self.dt = h;
         }
         let k = (self.history + 1).min(self.order);
-        let gamma = BDF_B[k - 1] * h;
+        let gamma = bdf::B[k - 1] * h;
         self.combine_history(fine, k);
         if self.order > 1 {
             self.past_x.swap(0, 1);
@@ -210,20 +222,7 @@ impl FineLevel {
                     pcg,
                     two_level,
                 );
-                match result {
-                    Ok(info) => {
-                        out.iterations = info.iterations;
-                        out.residual = info.relative_residual;
-                        out.converged = true;
-                    }
-                    Err(CgError::NoConvergence(info)) => {
-                        out.iterations = info.iterations;
-                        out.residual = info.relative_residual;
-                    }
-                    Err(CgError::NonFinite { .. }) => {
-                        return Err(StepError::NonFinite("fine-level PCG"))
-                    }
-                }
+                out.record(result)?;
             }
             (Reading::Full, None) => {
                 let st = self.pcg.solve_changed(
@@ -242,27 +241,14 @@ impl FineLevel {
                 out.converged = st.converged;
             }
             (Reading::Detail, _) => {
-                match self.detail.solve(
+                out.record(self.detail.solve(
                     hierarchy,
                     &self.a,
                     &self.rhs,
                     &fine.fixed,
                     &mut self.u,
                     pcg,
-                ) {
-                    Ok(info) => {
-                        out.iterations = info.iterations;
-                        out.residual = info.relative_residual;
-                        out.converged = true;
-                    }
-                    Err(CgError::NoConvergence(info)) => {
-                        out.iterations = info.iterations;
-                        out.residual = info.relative_residual;
-                    }
-                    Err(CgError::NonFinite { .. }) => {
-                        return Err(StepError::NonFinite("fine-level PCG"))
-                    }
-                }
+                ))?;
             }
         }
 
@@ -295,24 +281,16 @@ impl FineLevel {
         self.history = 0;
     }
 
-    /// `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of BDF(`k`) (held vertices: `x_n` and 0).
+    /// `ξ`, `η` of BDF(`k`) ([`bdf::combine`]; held vertices: `x_n` and 0).
     fn combine_history(&mut self, fine: &Body, k: usize) {
-        let a = BDF_A[k - 1];
-        let (x, v, fixed) = (&fine.x, &fine.v, &fine.fixed);
-        let (px, pv) = (&self.past_x, &self.past_v);
-        par::for_each_mut(&mut self.xi, |i, xi| {
-            *xi = if fixed[i] {
-                x[i]
-            } else {
-                (1..k).fold(a[0] * x[i], |s, j| s + a[j] * px[j - 1][i])
-            }
-        });
-        par::for_each_mut(&mut self.eta, |i, eta| {
-            *eta = if fixed[i] {
-                Vector3::zeros()
-            } else {
-                (1..k).fold(a[0] * v[i], |s, j| s + a[j] * pv[j - 1][i])
-            }
-        });
+        let past = (&self.past_x, &self.past_v);
+        bdf::combine(
+            k,
+            (&fine.x, &fine.v),
+            past,
+            &fine.fixed,
+            &mut self.xi,
+            &mut self.eta,
+        );
     }
 }

@@ -37,13 +37,13 @@ use crate::linalg::par;
 use nalgebra::Vector3;
 
 /// `a_j` of BDF(k), row `k − 1` (see the module table).
-const A: [[f64; 3]; 3] = [
+pub(crate) const A: [[f64; 3]; 3] = [
     [1.0, 0.0, 0.0],
     [4.0 / 3.0, -1.0 / 3.0, 0.0],
     [18.0 / 11.0, -9.0 / 11.0, 2.0 / 11.0],
 ];
 /// `b` of BDF(k), entry `k − 1`.
-const B: [f64; 3] = [1.0, 2.0 / 3.0, 6.0 / 11.0];
+pub(crate) const B: [f64; 3] = [1.0, 2.0 / 3.0, 6.0 / 11.0];
 
 /// Fixed-step BDF2 or BDF3.
 #[derive(Debug)]
@@ -106,23 +106,15 @@ impl Bdf {
 
     /// `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of BDF(`k`) (fixed vertices: `x_n` and 0).
     fn combine_history(&mut self, body: &Body, fixed: &[bool], k: usize) {
-        let a = A[k - 1];
-        let (x, v) = (&body.x, &body.v);
-        let (px, pv) = (&self.past_x, &self.past_v);
-        par::for_each_mut(&mut self.xi, |i, xi| {
-            *xi = if fixed[i] {
-                x[i]
-            } else {
-                (1..k).fold(a[0] * x[i], |s, j| s + a[j] * px[j - 1][i])
-            }
-        });
-        par::for_each_mut(&mut self.eta, |i, eta| {
-            *eta = if fixed[i] {
-                Vector3::zeros()
-            } else {
-                (1..k).fold(a[0] * v[i], |s, j| s + a[j] * pv[j - 1][i])
-            }
-        });
+        let past = (&self.past_x, &self.past_v);
+        combine(
+            k,
+            (&body.x, &body.v),
+            past,
+            fixed,
+            &mut self.xi,
+            &mut self.eta,
+        );
     }
 
     /// `x_{n−2} ← x_{n−1} ← x_n` (and the velocities).
@@ -240,4 +232,32 @@ impl Integrator for Bdf {
     fn restart(&mut self) {
         self.history = 0;
     }
+}
+
+/// The BDF(`k`) combinations `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of the current state
+/// `(x, v)` and the `past` states (newest first); held vertices take `x_n` and 0. Shared with
+/// the hierarchical body's fine level.
+pub(crate) fn combine(
+    k: usize,
+    (x, v): (&[Vector3<f64>], &[Vector3<f64>]),
+    (px, pv): (&[Vec<Vector3<f64>>; 2], &[Vec<Vector3<f64>>; 2]),
+    fixed: &[bool],
+    xi: &mut [Vector3<f64>],
+    eta: &mut [Vector3<f64>],
+) {
+    let a = A[k - 1];
+    par::for_each_mut(xi, |i, xi| {
+        *xi = if fixed[i] {
+            x[i]
+        } else {
+            (1..k).fold(a[0] * x[i], |s, j| s + a[j] * px[j - 1][i])
+        }
+    });
+    par::for_each_mut(eta, |i, eta| {
+        *eta = if fixed[i] {
+            Vector3::zeros()
+        } else {
+            (1..k).fold(a[0] * v[i], |s, j| s + a[j] * pv[j - 1][i])
+        }
+    });
 }

@@ -3,7 +3,7 @@
 
 mod backward_euler;
 mod backward_euler_linearized;
-mod bdf;
+pub(crate) mod bdf;
 pub mod inputs;
 mod newmark;
 mod newton;
