@@ -234,13 +234,16 @@ impl Integrator for Bdf {
     }
 }
 
+/// The two past states of one field (positions or velocities), newest first.
+pub(crate) type History = [Vec<Vector3<f64>>; 2];
+
 /// The BDF(`k`) combinations `ξ = Σ a_j x_{n−j}`, `η = Σ a_j v_{n−j}` of the current state
 /// `(x, v)` and the `past` states (newest first); held vertices take `x_n` and 0. Shared with
 /// the hierarchical body's fine level.
 pub(crate) fn combine(
     k: usize,
     (x, v): (&[Vector3<f64>], &[Vector3<f64>]),
-    (px, pv): (&[Vec<Vector3<f64>>; 2], &[Vec<Vector3<f64>>; 2]),
+    (px, pv): (&History, &History),
     fixed: &[bool],
     xi: &mut [Vector3<f64>],
     eta: &mut [Vector3<f64>],
