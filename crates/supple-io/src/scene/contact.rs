@@ -23,6 +23,8 @@ pub(super) struct ContactSection {
     skin: Option<f64>,
     /// Implicit one-step integrators hold obstacle contacts inside the solve (default true).
     hold_contacts: Option<bool>,
+    /// ... and body–body / self contact (default true).
+    hold_surfaces: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -300,6 +302,9 @@ pub(super) fn contact(
         }
         if let Some(v) = c.hold_contacts {
             s.hold_contacts = v;
+        }
+        if let Some(v) = c.hold_surfaces {
+            s.hold_surfaces = v;
         }
     }
     s.validate().map_err(|e| e.to_string())?;

@@ -83,6 +83,12 @@ pub struct ContactSettings {
     /// whole body answers the contact within the step (otherwise only the touching surface
     /// vertices are moved, which at large steps crushes the tets under them).
     pub hold_contacts: bool,
+    /// With a one-step integrator that moves held vertices itself (linearized backward
+    /// Euler), a step whose surfaces met (body–body or self contact, projection response) is
+    /// solved again with the vertices the surface response moved held where it put them, so
+    /// the whole body answers the contact within the step (see
+    /// `contact/pipeline/surface_hold.rs`); otherwise only those vertices are moved.
+    pub hold_surfaces: bool,
 }
 
 impl Default for ContactSettings {
@@ -102,6 +108,7 @@ impl Default for ContactSettings {
             max_iterations: 16,
             skin: 0.0,
             hold_contacts: true,
+            hold_surfaces: true,
         }
     }
 }

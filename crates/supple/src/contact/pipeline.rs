@@ -18,6 +18,7 @@
 pub use super::detect::PairHit;
 mod hold;
 mod sliding_hold;
+mod surface_hold;
 mod velocity;
 
 use super::detect::{gap, Detector, PassStats, Paths};
@@ -68,6 +69,11 @@ pub struct ContactStats {
     pub crushed: usize,
     /// Live contact springs (springs mode).
     pub springs: usize,
+    /// Surface vertices held at the surface response's positions for a second solve of
+    /// their body (body–body and self contact inside the implicit solve, see
+    /// `pipeline/surface_hold.rs`), and the bodies solved again.
+    pub surface_holds: usize,
+    pub surface_resolves: usize,
     /// Deepest penetration (m) the step produced before the response: obstacle depth of the
     /// integrator's end positions, depth of surface pairs that crossed, or the deepest live
     /// contact spring.
@@ -118,6 +124,20 @@ pub struct Contact {
     /// velocities before it (`pipeline/velocity.rs`).
     pushed: Vec<PairHit>,
     pushed_u: Vec<f64>,
+    /// Vertices the surface response moved this step (pushes and the fail-safe), their
+    /// velocities after the contact phase, and the ones held for a second solve
+    /// (`pipeline/surface_hold.rs`).
+    surface_moved: Vec<Vec<bool>>,
+    surface_v: Vec<Vec<Vector3<f64>>>,
+    surface_held: Vec<Vec<u32>>,
+    /// Per body: its linear momentum and its angular momentum about the origin after the
+    /// first contact phase, whether an obstacle touched it this step, and its island (the
+    /// bodies the surface response's pairs connect: a union–find forest over bodies).
+    surface_momentum: Vec<(Vector3<f64>, Vector3<f64>)>,
+    obstacle_touch: Vec<bool>,
+    island: Vec<usize>,
+    /// The first contact phase's statistics while [`Contact::end_step_again`] runs.
+    first_stats: ContactStats,
     springs: ContactSprings,
     spring_p: Vec<Vector3<f64>>,
     thickness: f64,
@@ -201,6 +221,16 @@ impl Contact {
             hits: Vec::new(),
             pushed: Vec::new(),
             pushed_u: Vec::new(),
+            surface_moved: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
+            surface_v: per_body(&|b| b.n_vertices()),
+            surface_held: bodies
+                .iter()
+                .map(|b| Vec::with_capacity(b.n_vertices()))
+                .collect(),
+            surface_momentum: vec![(Vector3::zeros(), Vector3::zeros()); bodies.len()],
+            obstacle_touch: vec![false; bodies.len()],
+            island: (0..bodies.len()).collect(),
+            first_stats: stats.clone(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
             thickness,
@@ -290,6 +320,7 @@ impl Contact {
         let t_resp = Instant::now();
         for (b, body) in bodies.iter_mut().enumerate() {
             self.x_before[b].copy_from_slice(&body.x);
+            self.obstacle_touch[b] = false;
             if self.settings.obstacles.is_empty() {
                 continue;
             }
@@ -336,6 +367,7 @@ impl Contact {
             stats.contacts += faces;
             // A held step reports what its first solve ran into.
             let held = self.hold_stats[b];
+            self.obstacle_touch[b] = o.contacts + held.contacts + faces > 0;
             stats.contacts += o.contacts.max(held.contacts);
             stats.body_penetration[b] = o.max_penetration.max(held.max_penetration).max(face_depth);
             self.hold_stats[b] = ObstacleStats::default();
@@ -395,6 +427,16 @@ impl Contact {
         let t_resp = Instant::now();
         self.update_velocities(bodies, dt);
         stats.response_s += t_resp.elapsed().as_secs_f64();
+        for ((v, moved), body) in self
+            .surface_v
+            .iter_mut()
+            .zip(&self.surface_moved)
+            .zip(&*bodies)
+        {
+            for (i, _) in moved.iter().enumerate().filter(|(_, m)| **m) {
+                v[i] = body.v[i];
+            }
+        }
         stats.max_penetration = stats
             .body_penetration
             .iter()
@@ -409,6 +451,12 @@ impl Contact {
         let mu = self.settings.friction;
         let mut first = 0;
         self.pushed.clear();
+        for m in &mut self.surface_moved {
+            m.fill(false);
+        }
+        for (b, root) in self.island.iter_mut().enumerate() {
+            *root = b;
+        }
         for pass in 0..self.settings.max_iterations {
             self.detect(bodies, dt, stats, pass > 0);
             if pass == 0 {
@@ -474,6 +522,7 @@ impl Contact {
                     if h.hit.w[k] != 0.0 && !bodies[b].fixed[v] && self.inv_mass[b][v] != 0.0 {
                         self.inv_mass[b][v] = 0.0;
                         bodies[b].x[v] = self.x0[b][v];
+                        self.surface_moved[b][v] = true;
                         froze += 1;
                     } else if h.hit.w[k] != 0.0
                         && bodies[b].x[v] != self.x0[b][v]
@@ -481,6 +530,7 @@ impl Contact {
                     {
                         // Pinned by an obstacle this step: its start position met nothing.
                         bodies[b].x[v] = self.x0[b][v];
+                        self.surface_moved[b][v] = true;
                         froze += 1;
                     }
                 }
@@ -537,8 +587,14 @@ impl Contact {
         }
         for k in 0..4 {
             let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
-            bodies[b].x[v] += inv(k) * h.hit.w[k] * correction;
+            let scale = inv(k) * h.hit.w[k];
+            if scale != 0.0 {
+                bodies[b].x[v] += scale * correction;
+                self.surface_moved[b][v] = true;
+            }
         }
+        let (a, b) = (h.vertices[0].0 as usize, h.vertices[3].0 as usize);
+        self.join_islands(a, b);
         self.pushed.push(*h);
     }
 

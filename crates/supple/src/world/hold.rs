@@ -51,7 +51,10 @@ pub(super) fn solve_with_holds(
         }
         return Ok(stats);
     }
-    input.has_moving = contact.pre_hold(b, body, &mut input.fixed, &mut input.moving, t0, h);
+    // (Surface holds, `resolve_surface_contacts`, may already be on.)
+    let surface_held = input.moving.on.iter().any(|&on| on);
+    input.has_moving =
+        contact.pre_hold(b, body, &mut input.fixed, &mut input.moving, t0, h) || surface_held;
     let mut stats = solve(integrator, body, input);
     let mut resolves = 0;
     while let Ok(done) = &stats {
@@ -100,4 +103,67 @@ fn add_work(stats: &mut StepStats, earlier: &StepStats) {
     stats.solver_iterations += earlier.solver_iterations;
     stats.newton_iterations += earlier.newton_iterations;
     stats.substeps += earlier.substeps;
+}
+
+/// Body–body and self contact inside the solve (`contact/pipeline/surface_hold.rs`): after
+/// the contact phase of `[t0, t0 + h]`, each body whose surface response moved vertices, and
+/// whose integrator moves held vertices itself, is solved again from the step's start with
+/// those vertices held where the response put them (its obstacle holds as in its first
+/// solve); then the contact phase runs once more. Returns whether a second solve missed its
+/// tolerance.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn resolve_surface_contacts(
+    contact: &mut Contact,
+    bodies: &mut [Body],
+    integrators: &mut [Box<dyn Integrator>],
+    inputs: &mut [BodyInputs],
+    totals: &mut [StepStats],
+    t0: f64,
+    h: f64,
+    gravity: &Vector3<f64>,
+) -> Result<bool, Failure> {
+    if !contact.holds_surfaces() {
+        return Ok(false);
+    }
+    contact.record_surface_momenta(bodies);
+    let (mut held, mut resolves, mut unconverged) = (0, 0, false);
+    for (b, (((body, integrator), input), total)) in (bodies.iter_mut())
+        .zip(integrators.iter_mut())
+        .zip(inputs.iter_mut())
+        .zip(totals.iter_mut())
+        .enumerate()
+    {
+        if !(integrator.restartable() && integrator.moves_held_vertices()) {
+            continue;
+        }
+        input.fixed.copy_from_slice(&body.fixed);
+        let n = contact.hold_surface_contacts(b, body, &mut input.fixed, &mut input.moving, h);
+        if n == 0 {
+            continue;
+        }
+        // Back at the step's start: the prescribed vertices go to the step's end again.
+        body.set_time(t0 + h);
+        held += n;
+        resolves += 1;
+        let stats = solve_with_holds(
+            contact,
+            integrator.as_mut(),
+            body,
+            input,
+            b,
+            t0,
+            h,
+            gravity,
+            false,
+        );
+        contact.release_surface_holds(b, body, &mut input.fixed, &mut input.moving);
+        let stats = stats?;
+        unconverged |= stats.solve_failed();
+        total.accumulate(&stats);
+    }
+    contact.restore_island_momenta(bodies);
+    if resolves > 0 {
+        contact.end_step_again(bodies, t0, h, held, resolves);
+    }
+    Ok(unconverged)
 }

@@ -348,6 +348,16 @@ impl World {
                 }
             }
             contact.end_step(&mut self.bodies, t0, h);
+            unconverged |= hold::resolve_surface_contacts(
+                contact,
+                &mut self.bodies,
+                &mut self.integrators,
+                &mut self.inputs,
+                &mut self.last_stats,
+                t0,
+                h,
+                &self.gravity,
+            )?;
         }
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
