@@ -67,6 +67,8 @@ struct ContactTrack {
     contacts_max: usize,
     frozen: usize,
     unresolved: usize,
+    /// Steps with a second solve for held surface contacts.
+    resolved_steps: usize,
     /// Deepest penetration since the last metrics row.
     row_penetration: f64,
     body_penetration: Vec<f64>,
@@ -269,6 +271,7 @@ impl Recorder {
             t.contacts_max = t.contacts_max.max(c.contacts);
             t.frozen += c.frozen;
             t.unresolved += c.unresolved;
+            t.resolved_steps += usize::from(c.surface_resolves > 0);
             t.row_penetration = t.row_penetration.max(c.max_penetration);
             for (m, &p) in t.body_penetration.iter_mut().zip(&c.body_penetration) {
                 *m = m.max(p);
@@ -339,6 +342,7 @@ impl Recorder {
                 c.iterations.to_string(),
                 c.frozen.to_string(),
                 c.springs.to_string(),
+                c.surface_holds.to_string(),
                 format!("{:.6e}", t.row_penetration.max(c.max_penetration)),
                 format!("{:.4}", t.ms.last().copied().unwrap_or(0.0)),
             ]);
@@ -434,6 +438,7 @@ impl Recorder {
                     contacts_max: t.contacts_max,
                     frozen_vertices: t.frozen,
                     unresolved_pairs: t.unresolved,
+                    surface_resolved_steps: t.resolved_steps,
                     max_penetration: t.body_penetration.iter().copied().fold(0.0, f64::max),
                     contact_ms_per_step_median: median(&t.ms),
                 }
@@ -648,21 +653,25 @@ pub struct ContactSummary {
     pub contacts_max: usize,
     pub frozen_vertices: usize,
     pub unresolved_pairs: usize,
+    /// Steps solved again with surface contacts held (`[contact] hold_surfaces`).
+    pub surface_resolved_steps: usize,
     pub max_penetration: f64,
     pub contact_ms_per_step_median: f64,
 }
 
 /// Contact columns of metrics.csv (world-wide, prefixed `contact.`): the last step's broad
 /// pairs, narrow-phase tests, contacts, projection passes, vertices frozen by the fail-safe,
-/// live springs, the deepest penetration since the previous row, and the contact phase's
+/// live springs, surface vertices held for a second solve (body–body and self contact held
+/// in the solve), the deepest penetration since the previous row, and the contact phase's
 /// wall time (ms).
-const CONTACT_COLUMNS: [&str; 8] = [
+const CONTACT_COLUMNS: [&str; 9] = [
     "broad_pairs",
     "pairs_tested",
     "contacts",
     "iterations",
     "frozen",
     "springs",
+    "surface_holds",
     "max_penetration",
     "ms",
 ];
