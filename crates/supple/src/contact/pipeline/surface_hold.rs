@@ -15,7 +15,8 @@
 //! is solved again from the step's start — the whole body answers the contact in the implicit
 //! solve, as it would to a prescribed boundary motion. The contact phase then runs once more
 //! on the new end state (interior vertices that moved in the second solve are tested and
-//! pushed as usual; one round, so the work is bounded). A held vertex ends the step with the
+//! pushed as usual; one round, so the work is bounded; a step whose response needed the
+//! fail-safe is not solved again). A held vertex ends the step with the
 //! velocity the first contact phase gave it (its impulse response,
 //! [`super::velocity`]), not with its prescribed one, which would carry the push-out of a
 //! pair that began closer than the thickness as a separation speed.
@@ -47,7 +48,11 @@ impl Contact {
         h: f64,
     ) -> usize {
         self.surface_held[b].clear();
-        if !self.holds_surfaces() {
+        // A response that needed its fail-safe or reached a work bound has no positions worth
+        // holding (a bar thrown 10⁶ m by a metre-deep obstacle projection, `bounded_work.rs`):
+        // such a step keeps what the contact phase made of it.
+        let s = &self.stats;
+        if !self.holds_surfaces() || s.frozen > 0 || s.unresolved > 0 || s.bounded_out > 0 {
             return 0;
         }
         let held = &mut self.surface_held[b];
