@@ -349,9 +349,9 @@ impl World {
             }
             contact.end_step(&mut self.bodies, t0, h);
         }
+        self.project_rigid_cores();
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
-        self.project_rigid_cores();
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));
