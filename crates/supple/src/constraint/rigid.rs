@@ -15,9 +15,20 @@
 //! `ω = I⁻¹ L` — which keeps the core's linear momentum exactly and its angular momentum
 //! about `c` (taken at the projected positions). The core's tets end every step at their rest
 //! shape, to round-off.
+//!
+//! **Exact constraints on a core** (Liesenfeld & Stolfi §3.2–3.3 on Müller's bone): after
+//! this projection the core is a rigid body with 6 dofs `(c, R)` and velocity `(V, ω)`, and
+//! the exact-constraint projection ([`super::exact`]) moves it as one: an impulse `j` at a
+//! core point with arm `r = x − c` changes `V` by `j / M` and `ω` by `I⁻¹ (r × j)`, so in
+//! the projection's matrix `N W Nᵀ` a core vertex's `1/m` is replaced by the core's mobility
+//! `jᵀ_a (1/M) j_b + (r_a × j_a)ᵀ I⁻¹ (r_b × j_b)` ([`RigidCore::mobility`]) and positions
+//! follow as a finite rigid motion, `c += h ΔV`, `R ← exp(h Δω) R` ([`RigidCore::kick`]).
+//! A point constraint then removes 3 of the 6 dofs (a pendulum about the point), two point
+//! constraints on an axis remove 5 (a hinge; their 6 rows are redundant by one, which the
+//! projection's solve allows).
 
 use crate::fem::polar;
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, Rotation3, Vector3};
 use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -30,6 +41,8 @@ pub enum RigidError {
     Held(u32),
     #[error("vertex {0} of a dynamic rigid core has no mass")]
     Massless(u32),
+    #[error("vertex {vertex} is already in dynamic rigid core {core} of this world: cores must not share vertices")]
+    Shared { vertex: u32, core: usize },
 }
 
 /// A dynamic rigid core (see the module notes).
@@ -40,9 +53,14 @@ pub struct RigidCore {
     mass: Vec<f64>,
     arm: Vec<Vector3<f64>>,
     total: f64,
+    /// `I₀⁻¹`: the inverse inertia tensor of the rest pose about `C₀`.
+    inv_inertia_rest: Matrix3<f64>,
     /// Pose after the last projection: centre of mass and rotation from the rest pose.
     center: Vector3<f64>,
     rotation: Matrix3<f64>,
+    /// Rigid velocity after the last projection: `V` and `ω` about `center`.
+    velocity: Vector3<f64>,
+    omega: Vector3<f64>,
 }
 
 impl RigidCore {
@@ -78,13 +96,16 @@ impl RigidCore {
             .sum::<Vector3<f64>>()
             / total.max(f64::MIN_POSITIVE);
         let arm: Vec<Vector3<f64>> = vertices.iter().map(|&v| rest[v as usize] - c0).collect();
-        let core = Self {
+        let mut core = Self {
             vertices,
             mass,
             arm,
             total,
+            inv_inertia_rest: Matrix3::zeros(),
             center: c0,
             rotation: Matrix3::identity(),
+            velocity: Vector3::zeros(),
+            omega: Vector3::zeros(),
         };
         // Not on one line: the inertia tensor is invertible.
         let scale = core
@@ -99,6 +120,9 @@ impl RigidCore {
         {
             return Err(RigidError::Degenerate(core.vertices.len()));
         }
+        core.inv_inertia_rest = inertia
+            .try_inverse()
+            .ok_or(RigidError::Degenerate(core.vertices.len()))?;
         Ok(core)
     }
 
@@ -115,6 +139,63 @@ impl RigidCore {
     /// Centre of mass and rotation (from the rest pose) after the last projection.
     pub fn pose(&self) -> (Vector3<f64>, Matrix3<f64>) {
         (self.center, self.rotation)
+    }
+
+    /// Linear and angular velocity `(V, ω)` after the last projection.
+    pub fn velocity(&self) -> (Vector3<f64>, Vector3<f64>) {
+        (self.velocity, self.omega)
+    }
+
+    /// `I⁻¹ = R I₀⁻¹ Rᵀ`: the inverse inertia about the centre of mass in the current pose.
+    pub fn inverse_inertia(&self) -> Matrix3<f64> {
+        self.rotation * self.inv_inertia_rest * self.rotation.transpose()
+    }
+
+    /// The current centre of mass.
+    pub fn center(&self) -> Vector3<f64> {
+        self.center
+    }
+
+    /// `j_aᵀ Δv_b`: how much an impulse `j_b` at arm `r_b` moves a core point at arm `r_a`
+    /// along `j_a`, `j_a·j_b / M + (r_a × j_a)ᵀ I⁻¹ (r_b × j_b)` (arms from the centre of
+    /// mass; `inv_inertia` from [`inverse_inertia`](Self::inverse_inertia)). The rigid
+    /// counterpart of a free vertex's `j_a·j_b / m` in the constraint projection's `N W Nᵀ`
+    /// (see the module notes).
+    pub fn mobility(
+        &self,
+        inv_inertia: &Matrix3<f64>,
+        (r_a, j_a): (Vector3<f64>, Vector3<f64>),
+        (r_b, j_b): (Vector3<f64>, Vector3<f64>),
+    ) -> f64 {
+        j_a.dot(&j_b) / self.total + r_a.cross(&j_a).dot(&(inv_inertia * r_b.cross(&j_b)))
+    }
+
+    /// Applies a total impulse `dp` and angular impulse `dl` (about the centre of mass) to the
+    /// core: `V += dp / M`, `ω += I⁻¹ dl`; with `positions = Some(h)` the change also moves
+    /// the core over the step as a finite rigid motion, `c += h ΔV`, `R ← exp(h Δω) R` (the
+    /// core stays exactly rigid). Rewrites the core's positions and velocities in `x`, `v`.
+    /// Only valid after [`project`](Self::project) in the same step.
+    pub fn kick(
+        &mut self,
+        dp: Vector3<f64>,
+        dl: Vector3<f64>,
+        positions: Option<f64>,
+        x: &mut [Vector3<f64>],
+        v: &mut [Vector3<f64>],
+    ) {
+        let dv = dp / self.total;
+        let dw = self.inverse_inertia() * dl;
+        self.velocity += dv;
+        self.omega += dw;
+        if let Some(h) = positions {
+            self.center += h * dv;
+            self.rotation = Rotation3::new(h * dw).into_inner() * self.rotation;
+        }
+        for (i, &vertex) in self.vertices.iter().enumerate() {
+            let arm = self.rotation * self.arm[i];
+            x[vertex as usize] = self.center + arm;
+            v[vertex as usize] = self.velocity + self.omega.cross(&arm);
+        }
     }
 
     /// `Σ m (|r|² I − r rᵀ)` for arms `r`.
@@ -158,5 +239,7 @@ impl RigidCore {
         }
         self.center = c;
         self.rotation = r;
+        self.velocity = vel;
+        self.omega = omega;
     }
 }

@@ -6,7 +6,9 @@
 use super::{World, WorldError};
 use crate::body::Body;
 use crate::constraint::exact::{ProjectedBodies, Projection, Projector};
-use crate::constraint::{BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings};
+use crate::constraint::{
+    BodyPoint, ExactConstraint, ExactError, ExactKind, ExactSettings, RigidCore,
+};
 use crate::mesh::Embedding;
 use nalgebra::Vector3;
 
@@ -25,9 +27,15 @@ pub(super) struct Exact {
     projector: Projector,
     /// Per body, `1/m_i` (0 on held or massless vertices), refreshed per try.
     inv_mass: Vec<Vec<f64>>,
+    /// Per body (empty for a body without one), the dynamic rigid core of each vertex
+    /// ([`NO_CORE`] outside cores): the projection moves a core vertex with its core.
+    core_of: Vec<Vec<u32>>,
     last: Projection,
     next: u64,
 }
+
+/// Marks a vertex outside every dynamic rigid core in `Exact::core_of`.
+const NO_CORE: u32 = u32::MAX;
 
 /// `1e-9 dt`: a release within this of a step's end counts as at it.
 const TIME_SLACK: f64 = 1e-9;
@@ -151,7 +159,26 @@ impl World {
         }
     }
 
-    /// Projects the bodies onto the exact constraints at `t` after a try of length `h`.
+    /// The dynamic rigid core that vertex `v` of body `b` is in, if any.
+    pub(super) fn core_of_vertex(&self, b: usize, v: u32) -> Option<usize> {
+        let k = *self.exact.core_of.get(b)?.get(v as usize)?;
+        (k != NO_CORE).then_some(k as usize)
+    }
+
+    /// Records that `vertices` of body `b` (of `n` vertices) form dynamic core `k`.
+    pub(super) fn mark_core(&mut self, b: usize, n: usize, vertices: &[u32], k: usize) {
+        let core_of = &mut self.exact.core_of;
+        core_of.resize_with(core_of.len().max(b + 1), Vec::new);
+        core_of[b].resize(n, NO_CORE);
+        for &v in vertices {
+            core_of[b][v as usize] = k as u32;
+        }
+    }
+
+    /// Projects the bodies onto the exact constraints at `t` after a try of length `h`, the
+    /// dynamic rigid cores moving as rigid bodies (their mobility in the projection, see
+    /// [`crate::constraint::rigid`]); call it after [`project_rigid_cores`](Self::project_rigid_cores)
+    /// so that a constrained core ends the step both rigid and on its constraints.
     /// On failure returns the first constrained body and the reason.
     pub(super) fn project_constraints(&mut self, t: f64, h: f64) -> Result<(), (usize, String)> {
         let exact = &mut self.exact;
@@ -173,6 +200,8 @@ impl World {
         let mut views = WorldBodies {
             bodies: &mut self.bodies,
             inv_mass: &exact.inv_mass,
+            cores: &mut self.rigid,
+            core_of: &exact.core_of,
         };
         let result = exact.projector.project(
             &exact.constraints,
@@ -252,6 +281,8 @@ impl World {
 struct WorldBodies<'a> {
     bodies: &'a mut [Body],
     inv_mass: &'a [Vec<f64>],
+    cores: &'a mut [(usize, RigidCore)],
+    core_of: &'a [Vec<u32>],
 }
 
 impl ProjectedBodies for WorldBodies<'_> {
@@ -267,5 +298,14 @@ impl ProjectedBodies for WorldBodies<'_> {
     fn state_mut(&mut self, b: usize) -> (&mut [Vector3<f64>], &mut [Vector3<f64>]) {
         let body = &mut self.bodies[b];
         (&mut body.x, &mut body.v)
+    }
+    fn core_of(&self, b: usize, v: u32) -> Option<(usize, &RigidCore)> {
+        let k = *self.core_of.get(b)?.get(v as usize)?;
+        (k != NO_CORE).then(|| (k as usize, &self.cores[k as usize].1))
+    }
+    fn kick_core(&mut self, k: usize, dp: Vector3<f64>, dl: Vector3<f64>, positions: Option<f64>) {
+        let (b, core) = &mut self.cores[k];
+        let body = &mut self.bodies[*b];
+        core.kick(dp, dl, positions, &mut body.x, &mut body.v);
     }
 }

@@ -359,9 +359,9 @@ impl World {
                 &self.gravity,
             )?;
         }
+        self.project_rigid_cores();
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
-        self.project_rigid_cores();
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

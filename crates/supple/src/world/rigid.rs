@@ -1,8 +1,9 @@
 //! The world's dynamic rigid cores ([`crate::constraint::rigid`]): added here and projected
-//! after the exact constraints in every try at a step.
+//! in every try at a step before the exact constraints, whose projection then moves each
+//! core as one rigid body (so a core can be pinned, hinged, slid on a plane or linked).
 
 use super::{World, WorldError};
-use crate::constraint::RigidCore;
+use crate::constraint::{RigidCore, RigidError};
 
 impl World {
     /// Makes `vertices` of body `body` a dynamic rigid core (see
@@ -20,6 +21,16 @@ impl World {
                     source: e,
                 }
             })?;
+        if let Some((vertex, k)) =
+            (core.vertices().iter()).find_map(|&v| self.core_of_vertex(body, v).map(|k| (v, k)))
+        {
+            return Err(WorldError::Rigid {
+                body: b.name.clone(),
+                source: RigidError::Shared { vertex, core: k },
+            });
+        }
+        let n = b.n_vertices();
+        self.mark_core(body, n, core.vertices(), self.rigid.len());
         self.rigid.push((body, core));
         Ok(self.rigid.len() - 1)
     }

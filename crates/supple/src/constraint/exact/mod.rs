@@ -31,7 +31,9 @@
 //! because it meets a residual of `1e-10` whatever the step, which Baumgarte's damping of
 //! the drift cannot promise.
 
-use super::Keyframes;
+mod solve;
+
+use super::{Keyframes, RigidCore};
 use nalgebra::{DMatrix, DVector, Vector3};
 use thiserror::Error;
 
@@ -144,9 +146,9 @@ pub enum ExactError {
     Radius(f64),
     #[error("a link joins a point to itself")]
     SelfLink,
-    #[error("the constraints cannot be met together: their equations are redundant or act only on held (or massless) vertices")]
+    #[error("the constraints cannot be met together: a constraint acts only on held (or massless) vertices")]
     Singular,
-    #[error("the constraints could not be met: residual {residual:.3e} m after {iterations} projection iterations (tolerance {tolerance:.1e} m)")]
+    #[error("the constraints could not be met: residual {residual:.3e} m after {iterations} Gauss–Newton iterations of the position projection (tolerance {tolerance:.1e} m); constraints that contradict each other (two points of one rigid core held farther apart than they are, two targets for one point) end here")]
     Unconverged {
         residual: f64,
         iterations: usize,
@@ -194,6 +196,21 @@ pub trait ProjectedBodies {
     fn inv_mass(&self, b: usize) -> &[f64];
     /// Positions and velocities of body `b`, to be moved.
     fn state_mut(&mut self, b: usize) -> (&mut [Vector3<f64>], &mut [Vector3<f64>]);
+    /// The dynamic rigid core (its index and itself) that vertex `v` of body `b` moves with,
+    /// if any: its mobility replaces the vertex's own `1/m` (see [`super::rigid`]). None by
+    /// default.
+    fn core_of(&self, _b: usize, _v: u32) -> Option<(usize, &RigidCore)> {
+        None
+    }
+    /// Moves core `k` by the impulse `dp` and angular impulse `dl` ([`RigidCore::kick`]).
+    fn kick_core(
+        &mut self,
+        _k: usize,
+        _dp: Vector3<f64>,
+        _dl: Vector3<f64>,
+        _positions: Option<f64>,
+    ) {
+    }
 }
 
 impl ProjectedBodies for [ProjectedBody<'_>] {
@@ -219,6 +236,8 @@ pub struct Projector {
     rows: Vec<Row>,
     a: DMatrix<f64>,
     rhs: DVector<f64>,
+    /// Per touched rigid core: its index, `Δp` and `ΔL` (about its centre of mass).
+    kicks: Vec<(usize, Vector3<f64>, Vector3<f64>)>,
 }
 
 /// What a projection did.
@@ -431,54 +450,38 @@ impl Projector {
         }
     }
 
-    /// Solves `(N W Nᵀ) y = rhs` in place (dense Cholesky).
-    fn solve(&mut self, bodies: &(impl ProjectedBodies + ?Sized)) -> Result<(), ExactError> {
-        let k = self.rows.len();
-        for r in 0..k {
-            for s in r..k {
-                let mut sum = 0.0;
-                for (br, vr, cr) in self.rows[r].terms() {
-                    for (bs, vs, cs) in self.rows[s].terms() {
-                        if br == bs && vr == vs {
-                            sum += bodies.inv_mass(br)[vr as usize] * cr.dot(&cs);
-                        }
-                    }
-                }
-                self.a[(r, s)] = sum;
-                self.a[(s, r)] = sum;
-            }
-        }
-        let scale = (0..k).map(|r| self.a[(r, r)]).fold(0.0, f64::max);
-        // A row with (almost) nothing free to move, or rows that repeat each other.
-        let a = std::mem::replace(&mut self.a, DMatrix::zeros(0, 0));
-        let chol = a.cholesky().ok_or(ExactError::Singular)?;
-        let l = chol.l_dirty();
-        let min_pivot = (0..k)
-            .map(|r| l[(r, r)] * l[(r, r)])
-            .fold(f64::INFINITY, f64::min);
-        if min_pivot.is_nan() || min_pivot <= 1e-12 * scale {
-            self.a = chol.unpack_dirty();
-            return Err(ExactError::Singular);
-        }
-        chol.solve_mut(&mut self.rhs);
-        self.a = chol.unpack_dirty();
-        Ok(())
-    }
-
     /// `v += W Nᵀ rhs`, and with `positions = Some(h)` also `x += h W Nᵀ rhs` (a position
     /// correction is a velocity change over the step, `x₁ = x₀ + h v₁`, so no energy is
-    /// stored in a displacement the velocities do not know of).
-    fn apply(&self, bodies: &mut (impl ProjectedBodies + ?Sized), positions: Option<f64>) {
+    /// stored in a displacement the velocities do not know of). On a dynamic rigid core the
+    /// impulses are summed into the core's `(Δp, ΔL)` first (arms at the positions before
+    /// the change) and the core then moves as one ([`RigidCore::kick`]).
+    fn apply(&mut self, bodies: &mut (impl ProjectedBodies + ?Sized), positions: Option<f64>) {
+        self.kicks.clear();
         for (r, row) in self.rows.iter().enumerate() {
             let lambda = self.rhs[r];
             for (b, v, coeff) in row.terms() {
-                let dv = bodies.inv_mass(b)[v as usize] * lambda * coeff;
+                let j = lambda * coeff;
+                if let Some((k, core)) = bodies.core_of(b, v) {
+                    let arm = bodies.x(b)[v as usize] - core.center();
+                    match self.kicks.iter_mut().find(|(c, ..)| *c == k) {
+                        Some((_, dp, dl)) => {
+                            *dp += j;
+                            *dl += arm.cross(&j);
+                        }
+                        None => self.kicks.push((k, j, arm.cross(&j))),
+                    }
+                    continue;
+                }
+                let dv = bodies.inv_mass(b)[v as usize] * j;
                 let (x, vel) = bodies.state_mut(b);
                 vel[v as usize] += dv;
                 if let Some(h) = positions {
                     x[v as usize] += h * dv;
                 }
             }
+        }
+        for &(k, dp, dl) in &self.kicks {
+            bodies.kick_core(k, dp, dl, positions);
         }
     }
 }
