@@ -311,8 +311,8 @@ fn free_body_keeps_linear_momentum_with_the_variational_coupling() {
         body.set_velocity(|p| Vector3::new(0.1, 0.3 * p.z, -0.2 * p.x * p.y));
         for (n, st) in body.levels.iter_mut().enumerate() {
             let pos = &body.hierarchy.levels[n].mesh.positions;
-            for i in 0..st.d.len() {
-                st.d[i] = Vector3::new(0.0, 0.0, 0.03 * pos[i].x * pos[i].x);
+            for (d, p) in st.d.iter_mut().zip(pos) {
+                *d = Vector3::new(0.0, 0.0, 0.03 * p.x * p.x);
             }
         }
         let (_, p0) = body.active_mass_momentum();
