@@ -326,4 +326,3 @@ fn free_body_keeps_linear_momentum_with_the_variational_coupling() {
     assert!(change[1] < 1e-12, "variational: {change:?}");
     assert!(change[0] > 1e-3, "paper: {change:?}");
 }
-
