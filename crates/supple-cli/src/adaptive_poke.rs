@@ -5,7 +5,9 @@
 //! finest-only run of the same hierarchy (same operator, steps and tool rule): node updates
 //! per simulated second, the displacement of the top face under the tool, splits/merges and
 //! flicker, the level of every node at the end, wall time per frame (one thread when run with
-//! `--threads 1`). An undamped adaptive run of `--undamped-seconds` reports the energy drift.
+//! `--threads 1`), and the displacement field on a 6×6×6 grid of interior points at the end of
+//! the hold, away from and near the tool. Undamped adaptive runs of `--undamped-seconds`, with
+//! the variational and the paper ghost coupling, report the energy drift.
 
 use anyhow::Result;
 use clap::Args;
@@ -14,8 +16,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use supple::adaptive::generate::box_levels;
 use supple::adaptive::{
-    debunne_levels, AdaptiveBody, AdaptiveSettings, Budget, Criterion, DebunneParams, Hierarchy,
-    NodeState, SphereTool,
+    debunne_levels, AdaptiveBody, AdaptiveSettings, Budget, Coupling, Criterion, DebunneParams,
+    Hierarchy, NodeState, SphereTool,
 };
 
 #[derive(Args)]
@@ -39,6 +41,10 @@ pub struct AdaptivePokeArgs {
     /// `interior` or `paper` (eq. 9 as printed).
     #[arg(long, default_value = "interior")]
     pub criterion: String,
+    /// Ghost coupling: `variational` (ghost forces returned to their sources) or `paper`
+    /// (§3.2, ghost forces dropped). The undamped run is made with both.
+    #[arg(long, default_value = "variational")]
+    pub coupling: String,
     /// Node updates per frame (predictive budget; 0: none).
     #[arg(long, default_value_t = 0)]
     pub budget: u64,
@@ -52,6 +58,33 @@ pub struct AdaptivePokeArgs {
 
 const DT_FRAME: f64 = 0.02;
 const RADIUS: f64 = 0.15;
+/// Frame at whose end the displacement field is sampled (t = 1.0 s: end of the hold).
+const FIELD_FRAME: usize = 49;
+/// Field samples closer than this to the tool's contact point (0.5, 0.5, 1) are "under the
+/// tool"; the others are "away from the tool".
+const NEAR: f64 = 0.35;
+
+/// Sample points of the displacement field: a 6×6×6 grid inside the cube.
+fn field_points() -> Vec<Vector3<f64>> {
+    let c = |k: usize| 0.05 + 0.18 * k as f64;
+    (0..216)
+        .map(|k| Vector3::new(c(k % 6), c(k / 6 % 6), c(k / 36)))
+        .collect()
+}
+
+/// `(‖a − b‖ / ‖b‖ over the samples with near(p) == want, max |a − b| (m))`.
+fn field_difference(a: &[Vector3<f64>], b: &[Vector3<f64>], want_near: bool) -> (f64, f64) {
+    let tool = Vector3::new(0.5, 0.5, 1.0);
+    let (mut num, mut den, mut max) = (0.0, 0.0, 0.0_f64);
+    for ((p, x), y) in field_points().iter().zip(a).zip(b) {
+        if ((p - tool).norm() < NEAR) == want_near {
+            num += (x - y).norm_squared();
+            den += y.norm_squared();
+            max = max.max((x - y).norm());
+        }
+    }
+    ((num / den).sqrt(), max)
+}
 
 fn tool(frame: usize) -> SphereTool {
     let t = frame as f64 * DT_FRAME;
@@ -82,6 +115,8 @@ struct RunResult {
     wall_max_ms: f64,
     max_active: Vec<usize>,
     energy_ratio: f64,
+    /// Displacements at [`field_points`] at the end of frame [`FIELD_FRAME`].
+    field: Vec<Vector3<f64>>,
     csv: String,
 }
 
@@ -113,6 +148,7 @@ fn run(
     let (mut flicker, mut max_active) = (0, vec![0; args.cells.len()]);
     let mut e_release = f64::NAN;
     let mut e_max_after = 0.0_f64;
+    let mut field = Vec::new();
     for f in 0..frames {
         let s = body.step_frame(Some(&tool(f)))?;
         updates += s.node_updates;
@@ -120,6 +156,12 @@ fn run(
         merges += s.merges;
         walls.push(s.wall_seconds * 1e3);
         let under = body.displacement_at(&Vector3::new(0.5, 0.5, 1.0))?;
+        if f == FIELD_FRAME {
+            field = field_points()
+                .iter()
+                .map(|p| body.displacement_at(p))
+                .collect::<Result<_, _>>()?;
+        }
         let t = (f + 1) as f64 * DT_FRAME;
         if (0.6..1.0).contains(&t) {
             press += under.z;
@@ -175,6 +217,7 @@ fn run(
         wall_max_ms: walls.iter().copied().fold(0.0, f64::max),
         max_active,
         energy_ratio: e_max_after / e_release,
+        field,
         csv,
     })
 }
@@ -190,7 +233,13 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         "interior" => Criterion::Interior,
         other => anyhow::bail!("criterion = {other}: expected interior or paper"),
     };
+    let coupling = match args.coupling.as_str() {
+        "paper" => Coupling::Paper,
+        "variational" => Coupling::Variational,
+        other => anyhow::bail!("coupling = {other}: expected variational or paper"),
+    };
     let adaptive = AdaptiveSettings {
+        coupling,
         criterion,
         split_threshold: args.split,
         merge_threshold: args.merge,
@@ -234,14 +283,39 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         a.updates_per_second / f.updates_per_second,
         100.0 * (a.press_displacement - f.press_displacement).abs() / f.press_displacement.abs()
     );
-    if args.undamped_seconds > 0.0 {
-        let u = run(&args, adaptive, false, args.undamped_seconds)?;
-        std::fs::write(out.join("metrics_undamped.csv"), &u.csv)?;
+    if a.field.len() == f.field.len() && !f.field.is_empty() {
+        let (away, away_max) = field_difference(&a.field, &f.field, false);
+        let (near, near_max) = field_difference(&a.field, &f.field, true);
         let _ = writeln!(
             table,
-            "undamped adaptive, {} s: max energy after release / energy at release = {:.3}",
-            args.undamped_seconds, u.energy_ratio
+            "displacement field at t = {:.2} s against finest-only, 6×6×6 interior samples: \
+             away from the tool (> {NEAR} m from its contact point) relative L2 {:.1} %, max \
+             {:.2} mm; near it {:.1} %, max {:.2} mm",
+            (FIELD_FRAME + 1) as f64 * DT_FRAME,
+            100.0 * away,
+            1e3 * away_max,
+            100.0 * near,
+            1e3 * near_max
         );
+    }
+    if args.undamped_seconds > 0.0 {
+        for (name, c) in [
+            ("variational", Coupling::Variational),
+            ("paper", Coupling::Paper),
+        ] {
+            let settings = AdaptiveSettings {
+                coupling: c,
+                ..adaptive
+            };
+            let u = run(&args, settings, false, args.undamped_seconds)?;
+            std::fs::write(out.join(format!("metrics_undamped_{name}.csv")), &u.csv)?;
+            let _ = writeln!(
+                table,
+                "undamped adaptive, {name} coupling, {} s: max energy after release / energy \
+                 at release = {:.3}",
+                args.undamped_seconds, u.energy_ratio
+            );
+        }
     }
     std::fs::write(out.join("table.md"), &table)?;
     print!("{table}");

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use supple::adaptive::Coupling;
 use supple_io::{load_scene, parse_scene_from_memory};
 
 const BASE: &str = r#"dt = 0.02
@@ -51,13 +52,21 @@ fn bundled_poke_builds_three_levels_clamped_on_each() {
 fn adaptive_mistakes_name_the_file_key_and_reason() {
     let s = parse_scene_from_memory(BASE, "poke.toml", &BTreeMap::new()).unwrap();
     assert_eq!(s.adaptive.as_ref().unwrap().meshes.len(), 2);
-    s.build_adaptive().unwrap();
+    let body = s.build_adaptive().unwrap();
+    assert_eq!(body.settings.coupling, Coupling::Variational, "the default");
+    let paper = BASE.replace("levels = 2", "levels = 2\ncoupling = \"paper\"");
+    let s = parse_scene_from_memory(&paper, "poke.toml", &BTreeMap::new()).unwrap();
+    assert_eq!(
+        s.build_adaptive().unwrap().settings.coupling,
+        Coupling::Paper
+    );
     let cases = [
         ("split = 0.15", "split = 0.01", "adaptive.split = 0.01"),
         ("levels = 2", "levels = 9", "adaptive.levels = 9: must be 1 to 6"),
         ("levels = 2", "levles = 2", "unknown field `levles`"),
         ("levels = 2", "levels = 2\nbudget = { kind = \"predictive\", node_updates = 0 }", "adaptive.budget.node_updates = 0"),
         ("levels = 2", "levels = 2\nstart_level = 2", "adaptive.start_level = 2"),
+        ("levels = 2", "levels = 2\ncoupling = \"symmetric\"", "unknown variant `symmetric`"),
         ("levels = 2", "levels = 2\njitter = 0.5", "adaptive.jitter = 0.5"),
         ("radius = 0.15", "radius = -1.0", "adaptive.tool.radius = -1"),
         ("[0.1, 0.5, 1.05, 0.5]", "[-0.1, 0.5, 1.05, 0.5]", "adaptive.tool.path[1]: time -0.1"),

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use std::path::Path;
 use supple::adaptive::generate::grid_levels;
 use supple::adaptive::{
-    debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Criterion, DebunneParams,
-    Hierarchy, LameReading, ToolPath,
+    debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Coupling, Criterion,
+    DebunneParams, Hierarchy, LameReading, ToolPath,
 };
 use supple::body::BodyDesc;
 use supple::fem::material::ModelKind;
@@ -53,6 +53,8 @@ pub(super) struct AdaptiveSection {
     phi: f64,
     #[serde(default)]
     psi: f64,
+    #[serde(default)]
+    coupling: CouplingName,
     #[serde(default)]
     criterion: CriterionName,
     split: f64,
@@ -94,6 +96,14 @@ enum ReadingName {
     #[default]
     Navier,
     Printed,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum CouplingName {
+    Paper,
+    #[default]
+    Variational,
 }
 
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
@@ -431,6 +441,10 @@ pub(super) fn finish(
         },
     };
     let settings = AdaptiveSettings {
+        coupling: match a.coupling {
+            CouplingName::Paper => Coupling::Paper,
+            CouplingName::Variational => Coupling::Variational,
+        },
         criterion: match a.criterion {
             CriterionName::Paper => Criterion::Paper,
             CriterionName::Interior => Criterion::Interior,

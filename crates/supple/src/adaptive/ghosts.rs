@@ -82,6 +82,7 @@ impl AdaptiveBody {
                 })
                 .collect();
         }
+        self.build_coupling();
     }
 
     /// Sets every ghost of level `n` from its source level at level `n`'s time (see the

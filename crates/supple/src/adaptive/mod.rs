@@ -9,6 +9,7 @@
 //! - [`AdaptiveBody`]: the frame loop with ghost nodes (§3.2, §4.3), split/merge (§4.2,
 //!   eq. 9), the frame budget (§4.3) and the tool (§5); [`ActiveMesh`] for output.
 
+mod coupling;
 #[cfg(test)]
 mod energy_tests;
 pub mod force;
@@ -32,7 +33,7 @@ pub use hierarchy::{Hierarchy, TetLink};
 pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
 pub use output::ActiveMesh;
-pub use settings::{AdaptiveSettings, Budget, Criterion, REACTIVE_FRACTION};
+pub use settings::{AdaptiveSettings, Budget, Coupling, Criterion, REACTIVE_FRACTION};
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};
 

@@ -7,8 +7,9 @@
 //! is absent: steps 1 and 3 of §4.3, done by the level that reads them), move the active
 //! nodes (symplectic Euler, §2.6); then at the frame's end split/merge (step 4, `refine.rs`).
 
+use super::coupling::Term;
 use super::hierarchy::Hierarchy;
-use super::settings::{AdaptiveSettings, Budget, REACTIVE_FRACTION};
+use super::settings::{AdaptiveSettings, Budget, Coupling, REACTIVE_FRACTION};
 use super::tool::SphereTool;
 use super::AdaptiveError;
 use crate::clock::Instant;
@@ -56,6 +57,18 @@ pub struct LevelState {
     pub(super) t: f64,
     /// Eq. 9 discontinuity `δ/ĥ` of active nodes (after `refine`).
     pub delta: Vec<f64>,
+    /// Each ghost's interpolation chain expanded to terminal nodes (active or fixed, any
+    /// level): ghost `k` of `ghosts` is `Σ w d` over `terms[term_ptr[k]..term_ptr[k + 1]]`
+    /// (the row of `P`; see `coupling.rs`).
+    pub(super) term_ptr: Vec<usize>,
+    pub(super) terms: Vec<Term>,
+    /// Variational coupling: the tets (of this or coarser levels) that kick at this level's
+    /// steps, the ghosts they read and the terminal nodes they push on.
+    pub(super) fire: Vec<(u32, u32)>,
+    pub(super) fire_ghosts: Vec<(u32, u32)>,
+    pub(super) touched: Vec<(u32, u32)>,
+    /// Variational coupling: the frame-averaged force on held nodes (the tool's reaction).
+    pub(super) reaction: Vec<Vector3<f64>>,
 }
 
 /// What one frame did.
@@ -117,6 +130,12 @@ impl AdaptiveBody {
                     f: vec![Vector3::zeros(); nn],
                     t: 0.0,
                     delta: vec![0.0; nn],
+                    term_ptr: Vec::new(),
+                    terms: Vec::new(),
+                    fire: Vec::new(),
+                    fire_ghosts: Vec::new(),
+                    touched: Vec::new(),
+                    reaction: vec![Vector3::zeros(); nn],
                 }
             })
             .collect();
@@ -201,6 +220,9 @@ impl AdaptiveBody {
             Some(t) => self.apply_tool(t),
             None => Vec::new(),
         };
+        for &(n, i) in &contacts {
+            self.levels[n].reaction[i as usize] = Vector3::zeros();
+        }
         for l in &mut self.levels {
             l.t = 0.0;
         }
@@ -209,15 +231,24 @@ impl AdaptiveBody {
         for s in 0..ticks {
             for n in 0..=finest {
                 if s % (1u64 << (finest - n)) == 0 {
-                    self.step_level(n);
+                    match self.settings.coupling {
+                        Coupling::Paper => self.step_level(n),
+                        Coupling::Variational => self.step_level_variational(n),
+                    }
                 }
             }
+        }
+        if self.settings.coupling == Coupling::Variational {
+            self.sync_ghosts();
         }
         if !self.is_finite() {
             return Err(AdaptiveError::Diverged { frame: self.frame });
         }
         for &(n, i) in &contacts {
-            stats.tool_force += self.levels[n].f[i as usize];
+            stats.tool_force += match self.settings.coupling {
+                Coupling::Paper => self.levels[n].f[i as usize],
+                Coupling::Variational => self.levels[n].reaction[i as usize],
+            };
             self.levels[n].held[i as usize] = false;
         }
         stats.tool_contacts = contacts.len();
@@ -283,10 +314,14 @@ impl AdaptiveBody {
         st.t += dt;
     }
 
-    /// Total energy of the active representation: kinetic energy of the active nodes, the
-    /// elastic energy of each active tet weighted by its share of active nodes (each node owns
-    /// a quarter of its tets), and the gravitational energy `−Σ m g·d`.
+    /// Total energy of the active representation. Variational coupling: the energy it
+    /// conserves, [`Self::coupled_energy`]. Paper coupling: kinetic energy of the active
+    /// nodes, the elastic energy of each active tet weighted by its share of active nodes
+    /// (each node owns a quarter of its tets), and the gravitational energy `−Σ m g·d`.
     pub fn energy(&self) -> f64 {
+        if self.settings.coupling == Coupling::Variational {
+            return self.coupled_energy();
+        }
         let mut e = 0.0;
         for (n, st) in self.levels.iter().enumerate() {
             let level = &self.hierarchy.levels[n];

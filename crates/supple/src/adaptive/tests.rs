@@ -298,6 +298,7 @@ fn ghost_coupling_gains_energy_undamped_and_decays_damped() {
     for damped in [false, true] {
         let settings = AdaptiveSettings {
             adapt: false,
+            coupling: Coupling::Paper,
             ..AdaptiveSettings::default()
         };
         let mut body = AdaptiveBody::new(hierarchy(&[2, 4], damped, true), settings).unwrap();

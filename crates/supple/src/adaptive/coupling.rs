@@ -1,0 +1,381 @@
+//! The variational (Galerkin) ghost coupling, [`Coupling::Variational`].
+//!
+//! **Space.** Debunne §3.2 gives a ghost node the value interpolated from its parent or child
+//! tet, and a ghost may read other ghosts ("the node will simply use the displacement value
+//! stored in the ghost node"). Expanding that chain, every ghost is a fixed linear
+//! combination of *terminal* nodes — active or fixed nodes of any level: `d_g = Σ w d_a`, the
+//! row of a prolongation `P` (split ghosts and the absent ghosts of their child tet read each
+//! other, so the chain can cycle; its gain is small — weights ~1e-3 — and the expansion stops
+//! where a remaining weight falls below [`CUT`]). With all levels' tets writing forces on
+//! ghosts as well and those forces returned to the terminals with the same weights
+//! (`f_a += w f_g`), the coupled force is `−Σ_n P_nᵀ ∇E_n(P_n q)`: the gradient of the one
+//! energy `E(q) = Σ_n Σ_{tets of level n with an active node} W_e(P_n q)`, so the linearised
+//! stiffness `Σ_n P_nᵀ K_n P_n` is symmetric and positive semi-definite when each `K_n` is.
+//! The weights of one row sum to 1 (barycentric), so internal forces keep their zero sum and
+//! linear momentum is conserved. Near an interface both levels' tets cover the overlap
+//! (§3.2: "the different levels of detail slightly overlap at their interface") and both
+//! count in `E`: the overlap is stiffer than the body, a consistency error of the size of
+//! the overlap that the paper's coupling has in another form (its active nodes see the
+//! whole overlap too).
+//!
+//! **Time.** §4.1 steps level `n` with `dt_frame/2^n` and §4.3 orders one step of a level as
+//! pull (ghosts from the finer level), simulate (the active nodes), push (the finer level's
+//! ghosts from the new values). Kept: levels step on the finest level's clock, coarser first
+//! at a shared instant, each at its own `dt_n`. What makes the multirate stepping keep an
+//! energy is the asynchronous variational integrator of Lew, Marsden, Ortiz & West 2003:
+//! every node moves on with its velocity between kicks (`d(t) = d + (t − t_n) v`, the same
+//! extrapolation the paper coupling uses for ghosts), and each tet kicks its terminals with
+//! the impulse `dt f(q(t))` at multiples of its own `dt`. A node of level `n` stored at time
+//! `t_n` that gets a kick `Δv` at `t ≤ t_n` has its stored position corrected by
+//! `(t_n − t) Δv`, so its trajectory is the one with the kick at `t`. The step of a tet is
+//! the `dt` of the finest level among the nodes it pushes on: a coarse tet whose split
+//! ghosts spread onto fine nodes kicks at the fine rate (with the coarse rate the coarse
+//! stiffness on a fine node's eighth of the mass breaks the explicit bound: the two-level run
+//! of `undamped_split_levels_keep_energy_with_the_variational_coupling_only` then diverges in
+//! frame 139). This costs time: those interface tets are computed 2^(r−n) times as often
+//! as the rest of their level. Gravity
+//! kicks each node at its own level's rate. "Pull" is the evaluation of the ghosts a step
+//! reads at its instant, "push" the finer level reading the new coarse trajectory at its own
+//! instants — linear interpolation in time between the coarse states, as in the paper
+//! coupling.
+
+use super::settings::Coupling;
+use super::state::{AdaptiveBody, NodeState, Source};
+use nalgebra::Vector3;
+
+/// A remaining weight below this ends a ghost's expansion (only reached in cycles).
+pub(super) const CUT: f64 = 1e-14;
+
+/// Adds `w` to node `(m, j)`'s entry of `pending` (a new entry if it has none).
+fn add(pending: &mut Vec<(usize, usize, f64)>, (m, j, w): (usize, usize, f64)) {
+    match pending.iter_mut().find(|p| (p.0, p.1) == (m, j)) {
+        Some(p) => p.2 += w,
+        None => pending.push((m, j, w)),
+    }
+}
+
+/// One term of a ghost's expansion: terminal node `node` of level `level`, weight `w`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Term {
+    pub level: u32,
+    pub node: u32,
+    pub w: f64,
+}
+
+impl AdaptiveBody {
+    fn is_terminal(&self, m: usize, j: usize) -> bool {
+        self.levels[m].status[j] == NodeState::Active || self.hierarchy.levels[m].fixed[j]
+    }
+
+    /// The level and tet a non-terminal node reads (§3.2): its child tet if split, its
+    /// parent tet if absent.
+    fn link_of(&self, m: usize, j: usize) -> (usize, &super::TetLink) {
+        if self.levels[m].status[j] == NodeState::Split {
+            (m + 1, &self.hierarchy.child_tet[m][j])
+        } else {
+            (m - 1, &self.hierarchy.parent_tet[m][j])
+        }
+    }
+
+    /// Expands every ghost of every level to terminals, and (variational coupling) sorts the
+    /// active tets into the level steps at which they kick. Called by `rebuild`.
+    pub(super) fn build_coupling(&mut self) {
+        let n_levels = self.levels.len();
+        // Weights still to expand, one entry per node (merged, so a cycle costs a few
+        // rounds instead of a tree of paths).
+        let mut pending: Vec<(usize, usize, f64)> = Vec::new();
+        let mut out: Vec<Term> = Vec::new();
+        // `rate[n][k]`: the finest level among ghost k's non-fixed terminals.
+        let mut rate: Vec<Vec<usize>> = Vec::with_capacity(n_levels);
+        for n in 0..n_levels {
+            let mut ptr = Vec::with_capacity(self.levels[n].ghosts.len() + 1);
+            let mut terms = Vec::new();
+            let mut rates = Vec::with_capacity(self.levels[n].ghosts.len());
+            ptr.push(0);
+            for k in 0..self.levels[n].ghosts.len() {
+                let (i, source) = self.levels[n].ghosts[k];
+                let i = i as usize;
+                out.clear();
+                if self.hierarchy.levels[n].fixed[i] {
+                    out.push(Term {
+                        level: n as u32,
+                        node: i as u32,
+                        w: 1.0,
+                    });
+                } else {
+                    let link = match source {
+                        Source::Child => (n + 1, &self.hierarchy.child_tet[n][i]),
+                        Source::Parent => (n - 1, &self.hierarchy.parent_tet[n][i]),
+                    };
+                    pending.clear();
+                    for (&j, &w) in link.1.nodes.iter().zip(&link.1.weights) {
+                        add(&mut pending, (link.0, j as usize, w));
+                    }
+                    // Expand the first pending entry until none is left (terminals go out,
+                    // remainders below CUT are dropped).
+                    while let Some((m, j, w)) = pending.pop() {
+                        if self.is_terminal(m, j) {
+                            out.push(Term {
+                                level: m as u32,
+                                node: j as u32,
+                                w,
+                            });
+                        } else if w.abs() > CUT {
+                            let (l, link) = self.link_of(m, j);
+                            for (&jj, &ww) in link.nodes.iter().zip(&link.weights) {
+                                add(&mut pending, (l, jj as usize, w * ww));
+                            }
+                        }
+                    }
+                    out.sort_by_key(|t| (t.level, t.node));
+                }
+                let mut r = 0;
+                let start = terms.len();
+                for t in &out {
+                    match terms[start..].last_mut() {
+                        Some(Term { level, node, w }) if (*level, *node) == (t.level, t.node) => {
+                            *w += t.w
+                        }
+                        _ => terms.push(*t),
+                    }
+                    if !self.hierarchy.levels[t.level as usize].fixed[t.node as usize] {
+                        r = r.max(t.level as usize);
+                    }
+                }
+                ptr.push(terms.len());
+                rates.push(r);
+            }
+            self.levels[n].term_ptr = ptr;
+            self.levels[n].terms = terms;
+            rate.push(rates);
+        }
+        for st in &mut self.levels {
+            st.fire.clear();
+            st.fire_ghosts.clear();
+            st.touched.clear();
+        }
+        if self.settings.coupling != Coupling::Variational {
+            return;
+        }
+        // Each active tet kicks at the finest level it pushes on.
+        let mut slot: Vec<Vec<u32>> = self
+            .levels
+            .iter()
+            .map(|st| vec![u32::MAX; st.status.len()])
+            .collect();
+        for (n, st) in self.levels.iter().enumerate() {
+            for (k, &(i, _)) in st.ghosts.iter().enumerate() {
+                slot[n][i as usize] = k as u32;
+            }
+        }
+        for n in 0..n_levels {
+            for q in 0..self.levels[n].active_tets.len() {
+                let e = self.levels[n].active_tets[q];
+                let mut r = n;
+                for &i in &self.hierarchy.levels[n].mesh.tets[e as usize] {
+                    let k = slot[n][i as usize];
+                    if k != u32::MAX {
+                        r = r.max(rate[n][k as usize]);
+                    }
+                }
+                self.levels[r].fire.push((n as u32, e));
+            }
+        }
+        // What each level's step reads (ghosts) and writes (terminals), each once: a stamp
+        // per node (`r + 1` when taken by level r's step).
+        let mut stamp: Vec<Vec<usize>> = slot.iter().map(|s| vec![0; s.len()]).collect();
+        for r in 0..n_levels {
+            let fire = std::mem::take(&mut self.levels[r].fire);
+            let (mut ghosts, mut touched) = (Vec::new(), Vec::new());
+            let fixed = |m: usize, j: usize| self.hierarchy.levels[m].fixed[j];
+            let touch = |m: usize, j: usize, stamp: &mut [Vec<usize>], touched: &mut Vec<_>| {
+                if stamp[m][j] != r + 1 && !fixed(m, j) {
+                    stamp[m][j] = r + 1;
+                    touched.push((m as u32, j as u32));
+                }
+            };
+            for &(n, e) in &fire {
+                let n = n as usize;
+                for &i in &self.hierarchy.levels[n].mesh.tets[e as usize] {
+                    let i = i as usize;
+                    let k = slot[n][i];
+                    if k == u32::MAX {
+                        touch(n, i, &mut stamp, &mut touched);
+                    } else if stamp[n][i] != r + 1 {
+                        stamp[n][i] = r + 1;
+                        ghosts.push((n as u32, k));
+                    }
+                }
+            }
+            for &(n, k) in &ghosts {
+                let st = &self.levels[n as usize];
+                for t in &st.terms[st.term_ptr[k as usize]..st.term_ptr[k as usize + 1]] {
+                    touch(t.level as usize, t.node as usize, &mut stamp, &mut touched);
+                }
+            }
+            ghosts.sort_unstable();
+            touched.sort_unstable();
+            let st = &mut self.levels[r];
+            st.fire = fire;
+            st.fire_ghosts = ghosts;
+            st.touched = touched;
+        }
+    }
+
+    /// `(Σ w (d_a + (t − t_a) v_a), Σ w v_a)` over ghost `k` of level `n`'s terms: its value
+    /// at time `t` (every terminal moving on with its velocity).
+    #[inline]
+    fn ghost_at(&self, n: usize, k: usize, t: f64) -> (Vector3<f64>, Vector3<f64>) {
+        let st = &self.levels[n];
+        let (mut d, mut v) = (Vector3::zeros(), Vector3::zeros());
+        for term in &st.terms[st.term_ptr[k]..st.term_ptr[k + 1]] {
+            let src = &self.levels[term.level as usize];
+            let j = term.node as usize;
+            d += term.w * (src.d[j] + (t - src.t) * src.v[j]);
+            v += term.w * src.v[j];
+        }
+        (d, v)
+    }
+
+    /// One step of level `r` with the variational coupling (see the module documentation):
+    /// evaluate the ghosts its tets read at `t_r` (pull), kick every terminal those tets push
+    /// on with `dt_r f`, ghost forces returned with the expansion weights (`f_a += w f_g`),
+    /// then gravity and the drift `d += dt_r v` of level `r`'s active nodes (symplectic Euler,
+    /// §2.6). Finer levels read the new trajectory at their own steps (push).
+    pub(super) fn step_level_variational(&mut self, r: usize) {
+        let dt = self.hierarchy.levels[r].dt;
+        let t = self.levels[r].t;
+        let fire = std::mem::take(&mut self.levels[r].fire);
+        let ghosts = std::mem::take(&mut self.levels[r].fire_ghosts);
+        let touched = std::mem::take(&mut self.levels[r].touched);
+        for &(n, k) in &ghosts {
+            let (n, k) = (n as usize, k as usize);
+            let (d, v) = self.ghost_at(n, k, t);
+            let st = &mut self.levels[n];
+            let i = st.ghosts[k].0 as usize;
+            st.d[i] = d;
+            st.v[i] = v;
+            st.f[i] = Vector3::zeros();
+        }
+        for &(n, i) in &touched {
+            self.levels[n as usize].f[i as usize] = Vector3::zeros();
+        }
+        for &(n, e) in &fire {
+            let (n, e) = (n as usize, e as usize);
+            let level = &self.hierarchy.levels[n];
+            let st = &self.levels[n];
+            let nodes = level.mesh.tets[e];
+            let rest = level.rest(e);
+            // Terminals at time t (ghosts were evaluated there above).
+            let lag = t - st.t;
+            let x = std::array::from_fn(|k| {
+                let i = nodes[k] as usize;
+                if st.status[i] == NodeState::Active || level.fixed[i] {
+                    rest[k] + st.d[i] + lag * st.v[i]
+                } else {
+                    rest[k] + st.d[i]
+                }
+            });
+            let v = nodes.map(|i| st.v[i as usize]);
+            let fe = level.force.element_forces(e, &rest, &x, &v);
+            let st = &mut self.levels[n];
+            for k in 0..4 {
+                if !level.fixed[nodes[k] as usize] {
+                    st.f[nodes[k] as usize] += fe[k];
+                }
+            }
+        }
+        for &(n, k) in &ghosts {
+            let (n, k) = (n as usize, k as usize);
+            let i = self.levels[n].ghosts[k].0 as usize;
+            let f = self.levels[n].f[i];
+            for q in self.levels[n].term_ptr[k]..self.levels[n].term_ptr[k + 1] {
+                let term = self.levels[n].terms[q];
+                let (m, j) = (term.level as usize, term.node as usize);
+                if !self.hierarchy.levels[m].fixed[j] {
+                    self.levels[m].f[j] += term.w * f;
+                }
+            }
+        }
+        let share = dt / self.hierarchy.dt_frame;
+        for &(n, i) in &touched {
+            let (n, i) = (n as usize, i as usize);
+            let mass = self.hierarchy.levels[n].mass[i];
+            let st = &mut self.levels[n];
+            if st.held[i] {
+                st.reaction[i] += share * st.f[i];
+                continue;
+            }
+            let dv = (dt / mass) * st.f[i];
+            st.v[i] += dv;
+            st.d[i] += (st.t - t) * dv;
+        }
+        let g = self.settings.gravity;
+        let level = &self.hierarchy.levels[r];
+        let st = &mut self.levels[r];
+        for &i in &st.active {
+            let i = i as usize;
+            if level.fixed[i] || st.held[i] {
+                continue;
+            }
+            st.v[i] += dt * g;
+            st.d[i] += dt * st.v[i];
+        }
+        st.t += dt;
+        st.fire = fire;
+        st.fire_ghosts = ghosts;
+        st.touched = touched;
+    }
+
+    /// Sets every ghost of every level to its expansion (`d = Σ w d_a`, `v = Σ w v_a`): at the
+    /// end of a frame, when all levels are at the same time, for the criterion, split/merge,
+    /// output and [`Self::coupled_energy`].
+    pub(super) fn sync_ghosts(&mut self) {
+        for n in 0..self.levels.len() {
+            for k in 0..self.levels[n].ghosts.len() {
+                let t = self.levels[n].t;
+                let (d, v) = self.ghost_at(n, k, t);
+                let st = &mut self.levels[n];
+                let i = st.ghosts[k].0 as usize;
+                if !self.hierarchy.levels[n].fixed[i] {
+                    st.d[i] = d;
+                    st.v[i] = v;
+                }
+            }
+        }
+    }
+
+    /// The energy the variational coupling conserves: kinetic energy `½ m v²` of the active
+    /// nodes (their own level's lumped masses), the elastic energy of **every** tet with an
+    /// active node at full weight with its ghosts from their expansion (`E(q)` of the module
+    /// documentation, overlap counted by both levels) and the gravitational `−Σ m g·d`.
+    /// Meaningful between frames, when every level is at the same time. For the paper
+    /// coupling it is the same functional of the active state (the paper's scheme has none
+    /// that it conserves).
+    pub fn coupled_energy(&self) -> f64 {
+        let mut e = 0.0;
+        for (n, st) in self.levels.iter().enumerate() {
+            let level = &self.hierarchy.levels[n];
+            for &i in &st.active {
+                let i = i as usize;
+                e += level.mass[i]
+                    * (0.5 * st.v[i].norm_squared() - self.settings.gravity.dot(&st.d[i]));
+            }
+            for &t in &st.active_tets {
+                let t = t as usize;
+                let nodes = level.mesh.tets[t];
+                let rest = level.rest(t);
+                let x = std::array::from_fn(|k| {
+                    let i = nodes[k];
+                    let d = match st.ghosts.binary_search_by_key(&i, |g| g.0) {
+                        Ok(k) => self.ghost_at(n, k, st.t).0,
+                        Err(_) => st.d[i as usize],
+                    };
+                    rest[k] + d
+                });
+                e += level.force.element_energy(t, &rest, &x).unwrap_or(0.0);
+            }
+        }
+        e
+    }
+}
