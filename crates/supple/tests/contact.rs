@@ -441,7 +441,7 @@ fn resting_stack(hold_surfaces: bool) -> (f64, f64) {
             ..ContactSettings::default()
         })
         .unwrap();
-    let mut energy = |w: &mut World| -> f64 {
+    let energy = |w: &mut World| -> f64 {
         (w.bodies.iter_mut())
             .map(|b| b.kinetic_energy() + b.elastic_energy().unwrap() + b.potential_energy(&g))
             .sum()
