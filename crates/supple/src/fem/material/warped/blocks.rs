@@ -20,9 +20,11 @@ use std::sync::Arc;
 pub(super) fn transpose_slots(p: &BlockPattern) -> Vec<u32> {
     let mut t = vec![0; p.n_blocks()];
     for i in 0..p.n_rows() {
-        for s in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
-            let j = p.cols[s] as usize;
-            t[s] = p.slot(j, i).expect("the block pattern is symmetric") as u32;
+        let row = p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize;
+        for (ts, &j) in t[row.clone()].iter_mut().zip(&p.cols[row]) {
+            *ts = p
+                .slot(j as usize, i)
+                .expect("the block pattern is symmetric") as u32;
         }
     }
     t
@@ -53,12 +55,13 @@ pub(super) fn add_rotated_blocks(
         // mirror `transpose[s]` in row `j > i` left of the diagonal: each slot of the pattern
         // is written by exactly one row, so no two iterations write the same slot.
         unsafe { *out.ptr().add(d) += block };
-        for s in d + 1..p.row_ptr[i + 1] as usize {
-            let j = p.cols[s] as usize;
-            let block = ri * k0.values[s] * rotations[j].transpose();
+        let upper = d + 1..p.row_ptr[i + 1] as usize;
+        let mirrors = p.cols[upper.clone()].iter().zip(&transpose[upper.clone()]);
+        for (s, (&j, &t)) in upper.zip(mirrors) {
+            let block = ri * k0.values[s] * rotations[j as usize].transpose();
             unsafe {
                 *out.ptr().add(s) += block;
-                *out.ptr().add(transpose[s] as usize) += block.transpose();
+                *out.ptr().add(t as usize) += block.transpose();
             }
         }
     };
