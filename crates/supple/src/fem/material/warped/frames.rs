@@ -32,8 +32,9 @@ pub(super) struct RotationFieldData {
     /// rest frame `N_i`.
     frame_edges: Vec<[u32; 2]>,
     rest_frames: Vec<Matrix3<f64>>,
-    /// `LeastSquares`: the weight `1/|e⁰|²` of every block slot (0 on the diagonal).
-    edge_weights: Vec<f64>,
+    /// `LeastSquares`: the weighted rest edge `w e⁰ = e⁰/|e⁰|²` of every block slot (0 on
+    /// the diagonal).
+    rest_edges: Vec<Vector3<f64>>,
 }
 
 /// Orthonormal frame `[n₁ n₂ n₃]` of two edges (eq. 16), `None` when they are parallel.
@@ -84,14 +85,15 @@ impl RotationFieldData {
                 rest_frames.push(frame.unwrap_or_else(Matrix3::identity));
             }
         }
-        let mut edge_weights = Vec::new();
+        let mut rest_edges = Vec::new();
         if field == RotationField::LeastSquares {
-            edge_weights = vec![0.0; p.n_blocks()];
+            rest_edges = vec![Vector3::zeros(); p.n_blocks()];
             for i in 0..n {
                 for s in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
-                    let l2 = (x0[p.cols[s] as usize] - x0[i]).norm_squared();
+                    let e0 = x0[p.cols[s] as usize] - x0[i];
+                    let l2 = e0.norm_squared();
                     if l2 > 0.0 {
-                        edge_weights[s] = 1.0 / l2;
+                        rest_edges[s] = e0 / l2;
                     }
                 }
             }
@@ -100,7 +102,7 @@ impl RotationFieldData {
             field,
             frame_edges,
             rest_frames,
-            edge_weights,
+            rest_edges,
         }
     }
 
@@ -109,7 +111,6 @@ impl RotationFieldData {
     /// warm-starts each polar iteration from the last rotation.
     pub(super) fn update(
         &self,
-        x0: &[Vector3<f64>],
         p: &BlockPattern,
         x: &[Vector3<f64>],
         rotations: &mut [Matrix3<f64>],
@@ -129,13 +130,13 @@ impl RotationFieldData {
                 });
             }
             RotationField::LeastSquares => {
-                let weights = &self.edge_weights;
+                let rest_edges = &self.rest_edges;
                 par::for_each_mut(rotations, |i, r| {
                     let row = p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize;
+                    let xi = x[i];
                     let mut a = Matrix3::zeros();
-                    for (&j, &w) in p.cols[row.clone()].iter().zip(&weights[row]) {
-                        let j = j as usize;
-                        a += (w * (x[j] - x[i])) * (x0[j] - x0[i]).transpose();
+                    for (&j, e0) in p.cols[row.clone()].iter().zip(&rest_edges[row]) {
+                        a += (x[j as usize] - xi) * e0.transpose();
                     }
                     *r = polar::rotation_near(&a, r);
                 });

@@ -11,7 +11,8 @@
 //! `f_i = −R_i Σ_j K_ij (R_iᵀ x_j − x⁰_j)`, evaluated as
 //! `f_i = −R_i Σ_{j≠i} K_ij (R_iᵀ(x_j − x_i) − (x⁰_j − x⁰_i))`, equal to it because every block
 //! row of `K` sums to zero (`K` annihilates translations); the edge form is exact under any
-//! translation and cancels to round-off at rest.
+//! translation and cancels to round-off at rest. The rest part `c_i = Σ_j K_ij (x⁰_j − x⁰_i)`
+//! is stored, so a step evaluates `f_i = −R_i (Σ_j K_ij R_iᵀ(x_j − x_i) − c_i)`.
 //!
 //! Rotation field (§3.1, [`RotationField`]): edge frames (eq. 16) or least squares over the
 //! vertex's edges (eq. 14–15); see `frames.rs`. A rigid motion `x = Q x⁰ + t` gives `R_i = Q`
@@ -87,7 +88,10 @@ pub struct Warped {
     tangent: WarpedTangent,
     /// Rest stiffness `K` on the body's pattern, assembled once.
     k0: BlockCsr,
-    x0: Vec<Vector3<f64>>,
+    /// For each slot of `k0`'s pattern, the slot of the transposed block (`blocks.rs`).
+    transpose: Vec<u32>,
+    /// The rest part of each vertex's force sum, `c_i = Σ_j K_ij (x⁰_j − x⁰_i)`.
+    rest_force: Vec<Vector3<f64>>,
     /// Per-vertex rotations `R_i` from the last `update_frames`.
     rotations: Vec<Matrix3<f64>>,
     /// Rest data of the rotation field (§3.1).
@@ -120,7 +124,7 @@ impl Warped {
         elems: &ElementSet,
     ) -> Self {
         let n = mesh.n_vertices();
-        let x0 = mesh.positions.clone();
+        let x0 = &mesh.positions;
         let mut k0 = BlockCsr::zeros(elems.pattern.clone());
         elems.scatter_blocks(&mut k0, |e, sink| {
             for a in 0..4 {
@@ -137,13 +141,22 @@ impl Warped {
             }
         }
         let total_weight = weights.iter().sum();
+        let p = &*elems.pattern;
+        let rest_force = (0..n)
+            .map(|i| {
+                (p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize)
+                    .map(|s| k0.values[s] * (x0[p.cols[s] as usize] - x0[i]))
+                    .sum()
+            })
+            .collect();
         Self {
             lame,
             ghost_correction,
             tangent: WarpedTangent::default(),
-            field: RotationFieldData::new(field, &x0, &elems.pattern),
+            field: RotationFieldData::new(field, x0, p),
+            transpose: blocks::transpose_slots(p),
             k0,
-            x0,
+            rest_force,
             rotations: vec![Matrix3::identity(); n],
             weights,
             total_weight,
@@ -167,21 +180,19 @@ impl Warped {
         &self.rotations
     }
 
-    /// The warped force of vertex `i` (eq. 12).
+    /// The warped force of vertex `i` (eq. 12), `−R_i (Σ_j K_ij R_iᵀ(x_j − x_i) − c_i)` (the
+    /// diagonal slot adds `K_ii · 0`).
     #[inline]
     fn vertex_force(&self, i: usize, x: &[Vector3<f64>]) -> Vector3<f64> {
         let p = &*self.k0.pattern;
         let r = &self.rotations[i];
-        let (xi, x0i) = (x[i], self.x0[i]);
+        let xi = x[i];
         let mut acc = Vector3::zeros();
         for s in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
             let j = p.cols[s] as usize;
-            if j != i {
-                let d = r.tr_mul(&(x[j] - xi)) - (self.x0[j] - x0i);
-                acc += self.k0.values[s] * d;
-            }
+            acc += self.k0.values[s] * r.tr_mul(&(x[j] - xi));
         }
-        -(r * acc)
+        r * (self.rest_force[i] - acc)
     }
 
     /// Removes the net force and torque of the warped forces (already added into `f`), given
@@ -222,8 +233,7 @@ impl ForceModel for Warped {
 
     /// Refreshes the vertex rotations (§3.1) at `x` (see `frames.rs`).
     fn update_frames(&mut self, _elems: &ElementSet, x: &[Vector3<f64>]) {
-        self.field
-            .update(&self.x0, &self.k0.pattern, x, &mut self.rotations);
+        self.field.update(&self.k0.pattern, x, &mut self.rotations);
     }
 
     fn add_forces(&self, _elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {
@@ -273,7 +283,7 @@ impl ForceModel for Warped {
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         match self.tangent {
             WarpedTangent::Rotated => {
-                blocks::add_rotated_blocks(&self.k0, &self.rotations, scale, k)
+                blocks::add_rotated_blocks(&self.k0, &self.transpose, &self.rotations, scale, k)
             }
             WarpedTangent::Element => element::add_element_tangent(
                 elems,
