@@ -59,6 +59,21 @@ fn bar(name: &str, origin: Vector3<f64>, youngs: f64, bone: f64) -> (Body, Vec<u
 }
 
 /// Largest change of a pairwise distance within the core from its rest value.
+/// The [`bar`] alone under gravity (−z, dt = 10 ms, linearized backward Euler), its bone a
+/// dynamic core; returns the world and the core's vertices.
+fn falling_bar_with_core() -> (World, Vec<u32>) {
+    let (body, core) = bar("bar", Vector3::zeros(), 2e5, 0.1);
+    let mut w = World::new(
+        vec![body],
+        Vector3::new(0.0, 0.0, -9.81),
+        0.01,
+        linearized(),
+    )
+    .unwrap();
+    w.add_rigid_core(0, core.clone()).unwrap();
+    (w, core)
+}
+
 fn shape_error(body: &Body, core: &[u32]) -> f64 {
     let mut worst: f64 = 0.0;
     for (k, &a) in core.iter().enumerate() {
@@ -246,15 +261,7 @@ fn a_core_on_a_hinge_only_turns_about_the_hinge_axis() {
 fn plane_and_link_constraints_on_core_points_hold() {
     // Plane: the end face's centre slides down a plane tilted 45° while the bar falls and
     // turns.
-    let (body, core) = bar("bar", Vector3::zeros(), 2e5, 0.1);
-    let mut w = World::new(
-        vec![body],
-        Vector3::new(0.0, 0.0, -9.81),
-        0.01,
-        linearized(),
-    )
-    .unwrap();
-    w.add_rigid_core(0, core.clone()).unwrap();
+    let (mut w, core) = falling_bar_with_core();
     let point = w.material_point(0, Vector3::new(0.0, 0.05, 0.05)).unwrap();
     w.constrain(ExactConstraint {
         point,
@@ -330,15 +337,7 @@ fn plane_and_link_constraints_on_core_points_hold() {
 /// sharing a vertex are refused.
 #[test]
 fn contradictory_core_constraints_and_shared_cores_are_refused() {
-    let (body, core) = bar("bar", Vector3::zeros(), 2e5, 0.1);
-    let mut w = World::new(
-        vec![body],
-        Vector3::new(0.0, 0.0, -9.81),
-        0.01,
-        linearized(),
-    )
-    .unwrap();
-    w.add_rigid_core(0, core.clone()).unwrap();
+    let (mut w, core) = falling_bar_with_core();
     assert!(w.add_rigid_core(0, core[..4].to_vec()).is_err());
     let (a, b) = (Vector3::new(0.05, 0.0, 0.05), Vector3::new(0.05, 0.1, 0.05));
     let (_, ca) = fixed_at(&w, 0, a);

@@ -353,14 +353,9 @@ impl AdaptiveBody {
     /// coupling it is the same functional of the active state (the paper's scheme has none
     /// that it conserves).
     pub fn coupled_energy(&self) -> f64 {
-        let mut e = 0.0;
+        let mut e = self.active_node_energy();
         for (n, st) in self.levels.iter().enumerate() {
             let level = &self.hierarchy.levels[n];
-            for &i in &st.active {
-                let i = i as usize;
-                e += level.mass[i]
-                    * (0.5 * st.v[i].norm_squared() - self.settings.gravity.dot(&st.d[i]));
-            }
             for &t in &st.active_tets {
                 let t = t as usize;
                 let nodes = level.mesh.tets[t];

@@ -322,14 +322,9 @@ impl AdaptiveBody {
         if self.settings.coupling == Coupling::Variational {
             return self.coupled_energy();
         }
-        let mut e = 0.0;
+        let mut e = self.active_node_energy();
         for (n, st) in self.levels.iter().enumerate() {
             let level = &self.hierarchy.levels[n];
-            for &i in &st.active {
-                let i = i as usize;
-                e += level.mass[i]
-                    * (0.5 * st.v[i].norm_squared() - self.settings.gravity.dot(&st.d[i]));
-            }
             for &t in &st.active_tets {
                 let t = t as usize;
                 let nodes = level.mesh.tets[t];
@@ -341,6 +336,20 @@ impl AdaptiveBody {
                 let rest = level.rest(t);
                 let x = std::array::from_fn(|k| rest[k] + st.d[nodes[k] as usize]);
                 e += share * level.force.element_energy(t, &rest, &x).unwrap_or(0.0);
+            }
+        }
+        e
+    }
+
+    /// Kinetic energy `½ m v²` and gravitational energy `−m g·d` of the active nodes (their own
+    /// level's lumped masses): the node part of [`Self::energy`] in either coupling.
+    pub(super) fn active_node_energy(&self) -> f64 {
+        let mut e = 0.0;
+        for (n, st) in self.levels.iter().enumerate() {
+            let mass = &self.hierarchy.levels[n].mass;
+            for &i in &st.active {
+                let i = i as usize;
+                e += mass[i] * (0.5 * st.v[i].norm_squared() - self.settings.gravity.dot(&st.d[i]));
             }
         }
         e
