@@ -129,6 +129,8 @@ pub struct Contact {
     /// velocities after the contact phase, and the ones held for a second solve
     /// (`pipeline/surface_hold.rs`).
     surface_moved: Vec<Vec<bool>>,
+    /// How many vertices are marked in `surface_moved`.
+    surface_moves: usize,
     surface_v: Vec<Vec<Vector3<f64>>>,
     surface_held: Vec<Vec<u32>>,
     /// Per body: its linear momentum and its angular momentum about the origin after the
@@ -223,6 +225,7 @@ impl Contact {
             pushed: Vec::new(),
             pushed_u: Vec::new(),
             surface_moved: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
+            surface_moves: 0,
             surface_v: per_body(&|b| b.n_vertices()),
             surface_held: bodies
                 .iter()
@@ -428,14 +431,15 @@ impl Contact {
         let t_resp = Instant::now();
         self.update_velocities(bodies, dt);
         stats.response_s += t_resp.elapsed().as_secs_f64();
-        for ((v, moved), body) in self
-            .surface_v
-            .iter_mut()
-            .zip(&self.surface_moved)
-            .zip(&*bodies)
-        {
-            for (i, _) in moved.iter().enumerate().filter(|(_, m)| **m) {
-                v[i] = body.v[i];
+        // The velocities a second solve's held vertices keep (`pipeline/surface_hold.rs`).
+        if self.surface_moves > 0 {
+            for ((v, moved), body) in (self.surface_v.iter_mut())
+                .zip(&self.surface_moved)
+                .zip(&*bodies)
+            {
+                for (i, _) in moved.iter().enumerate().filter(|(_, m)| **m) {
+                    v[i] = body.v[i];
+                }
             }
         }
         stats.max_penetration = stats

@@ -16,6 +16,8 @@ const MAX_RESOLVES: usize = 3;
 /// [`MAX_RESOLVES`] solves again as holds are released or added), otherwise one free solve
 /// and one held solve ([`Contact::hold_obstacle_contacts`]). With `split_possible`, a new
 /// contact that began well inside the step returns [`Failure::Split`] before its held solve.
+/// `surface_held`: vertices are already held in `input.moving` by the body–body contact hold
+/// ([`resolve_surface_contacts`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve_with_holds(
     contact: &mut Contact,
@@ -27,6 +29,7 @@ pub(super) fn solve_with_holds(
     h: f64,
     gravity: &Vector3<f64>,
     split_possible: bool,
+    surface_held: bool,
 ) -> Result<StepStats, Failure> {
     let solve = |integrator: &mut dyn Integrator, body: &mut Body, input: &BodyInputs| {
         integrator
@@ -51,8 +54,6 @@ pub(super) fn solve_with_holds(
         }
         return Ok(stats);
     }
-    // (Surface holds, `resolve_surface_contacts`, may already be on.)
-    let surface_held = input.moving.on.iter().any(|&on| on);
     input.has_moving =
         contact.pre_hold(b, body, &mut input.fixed, &mut input.moving, t0, h) || surface_held;
     let mut stats = solve(integrator, body, input);
@@ -122,7 +123,7 @@ pub(super) fn resolve_surface_contacts(
     h: f64,
     gravity: &Vector3<f64>,
 ) -> Result<bool, Failure> {
-    if !contact.holds_surfaces() {
+    if !contact.surface_response_moved() {
         return Ok(false);
     }
     contact.record_surface_momenta(bodies);
@@ -155,6 +156,7 @@ pub(super) fn resolve_surface_contacts(
             h,
             gravity,
             false,
+            true,
         );
         contact.release_surface_holds(b, body, &mut input.fixed, &mut input.moving);
         let stats = stats?;

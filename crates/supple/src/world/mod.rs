@@ -319,6 +319,7 @@ impl World {
                     h,
                     &self.gravity,
                     split_possible,
+                    false,
                 )?,
                 _ => integrator
                     .step_with(body, &input.view(), h, &self.gravity)

@@ -35,6 +35,13 @@ impl Contact {
             && matches!(self.settings.response, super::Response::Projection)
     }
 
+    /// True when the surfaces are held ([`holds_surfaces`](Self::holds_surfaces)) and the
+    /// last contact phase's surface response moved a vertex (there is something to solve
+    /// again).
+    pub fn surface_response_moved(&self) -> bool {
+        self.holds_surfaces() && self.surface_moves > 0
+    }
+
     /// Holds the vertices of body `b` that the last surface response moved (module notes) in
     /// `fixed` / `moving` for a second solve of the step of length `h`, and puts the body
     /// back at the step's start. Returns the number held (0: nothing to solve again; the body

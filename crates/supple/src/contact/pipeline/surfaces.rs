@@ -25,6 +25,7 @@ impl Contact {
         for m in &mut self.surface_moved {
             m.fill(false);
         }
+        self.surface_moves = 0;
         for (b, root) in self.island.iter_mut().enumerate() {
             *root = b;
         }
@@ -93,7 +94,7 @@ impl Contact {
                     if h.hit.w[k] != 0.0 && !bodies[b].fixed[v] && self.inv_mass[b][v] != 0.0 {
                         self.inv_mass[b][v] = 0.0;
                         bodies[b].x[v] = self.x0[b][v];
-                        self.surface_moved[b][v] = true;
+                        mark(&mut self.surface_moved, &mut self.surface_moves, b, v);
                         froze += 1;
                     } else if h.hit.w[k] != 0.0
                         && bodies[b].x[v] != self.x0[b][v]
@@ -101,7 +102,7 @@ impl Contact {
                     {
                         // Pinned by an obstacle this step: its start position met nothing.
                         bodies[b].x[v] = self.x0[b][v];
-                        self.surface_moved[b][v] = true;
+                        mark(&mut self.surface_moved, &mut self.surface_moves, b, v);
                         froze += 1;
                     }
                 }
@@ -161,7 +162,7 @@ impl Contact {
             let scale = inv(k) * h.hit.w[k];
             if scale != 0.0 {
                 bodies[b].x[v] += scale * correction;
-                self.surface_moved[b][v] = true;
+                mark(&mut self.surface_moved, &mut self.surface_moves, b, v);
             }
         }
         let (a, b) = (h.vertices[0].0 as usize, h.vertices[3].0 as usize);
@@ -234,5 +235,14 @@ impl Contact {
         stats.broad_s += pass.broad_s;
         stats.narrow_s += pass.narrow_s;
         std::mem::swap(&mut self.hits, &mut det.hits);
+    }
+}
+
+/// Marks vertex `v` of body `b` in `moved` (the vertices the surface response moved, for
+/// `pipeline/surface_hold.rs`), counting it in `count` once.
+fn mark(moved: &mut [Vec<bool>], count: &mut usize, b: usize, v: usize) {
+    if !moved[b][v] {
+        moved[b][v] = true;
+        *count += 1;
     }
 }
