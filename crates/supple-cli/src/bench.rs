@@ -78,6 +78,8 @@ pub enum BenchModel {
     Stvk,
     Hybrid,
     LiesenfeldStolfi,
+    /// Fixed corotated (Stomakhin et al. 2012) on the invertible diagonalization.
+    FixedCorotated,
 }
 
 #[derive(Serialize)]
@@ -269,6 +271,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 BenchModel::Stvk => ModelKind::Stvk,
                 BenchModel::Hybrid => ModelKind::Hybrid,
                 BenchModel::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
+                BenchModel::FixedCorotated => ModelKind::FixedCorotated,
             };
         }
     }

@@ -72,6 +72,7 @@ pub(crate) fn models() -> Vec<(&'static str, ModelKind)> {
         ("stvk", ModelKind::Stvk),
         ("hybrid", ModelKind::Hybrid),
         ("liesenfeld_stolfi", ModelKind::LiesenfeldStolfi),
+        ("fixed_corotated", ModelKind::FixedCorotated),
     ]
 }
 

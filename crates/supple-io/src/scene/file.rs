@@ -298,6 +298,7 @@ pub(super) enum ModelName {
     Stvk,
     Hybrid,
     LiesenfeldStolfi,
+    FixedCorotated,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]

@@ -158,6 +158,7 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         ModelName::Stvk => ModelKind::Stvk,
         ModelName::Hybrid => ModelKind::Hybrid,
         ModelName::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
+        ModelName::FixedCorotated => ModelKind::FixedCorotated,
     };
     Ok(Material {
         model,
@@ -175,6 +176,7 @@ impl ModelName {
             ModelName::Stvk => "stvk",
             ModelName::Hybrid => "hybrid",
             ModelName::LiesenfeldStolfi => "liesenfeld_stolfi",
+            ModelName::FixedCorotated => "fixed_corotated",
         }
     }
 }

@@ -60,7 +60,7 @@ pub fn diagonal_stress(s: &Vector3<f64>, lame: Lame) -> Vector3<f64> {
 }
 
 /// Smallest `|F̂ᵢ + F̂ⱼ|` used in the rotation-mode eigenvalue (relative to the stretches).
-const MIN_PAIR_SUM: f64 = 1e-6;
+pub(crate) const MIN_PAIR_SUM: f64 = 1e-6;
 
 /// The definite tangent `dP[dF]` at `F = U diag(s) Vᵀ` (see the module notes): exact where
 /// every rotation-mode eigenvalue is positive, positive semi-definite everywhere.
@@ -86,11 +86,38 @@ pub fn definite_differential(
             sum
         };
         let rot = ((p[i] + p[j]) / denom).max(0.0);
-        let (a, b) = (0.5 * (sym + rot), 0.5 * (sym - rot));
-        dph[(i, j)] = a * dfh[(i, j)] + b * dfh[(j, i)];
-        dph[(j, i)] = b * dfh[(i, j)] + a * dfh[(j, i)];
+        add_pair_block(&mut dph, &dfh, i, j, sym, rot);
     }
     u * dph * v.transpose()
+}
+
+/// Writes the 2×2 block of the pair `(i, j)` into the diagonal-frame differential `dph`:
+/// `(dP̂ᵢⱼ, dP̂ⱼᵢ)` from `(dF̂ᵢⱼ, dF̂ⱼᵢ)` with eigenvalue `sym` on `(1, 1)/√2` and `rot` on
+/// `(1, −1)/√2` (Teran et al. 2005 eq. 6).
+fn add_pair_block(
+    dph: &mut Matrix3<f64>,
+    dfh: &Matrix3<f64>,
+    i: usize,
+    j: usize,
+    sym: f64,
+    rot: f64,
+) {
+    let (a, b) = (0.5 * (sym + rot), 0.5 * (sym - rot));
+    dph[(i, j)] = a * dfh[(i, j)] + b * dfh[(j, i)];
+    dph[(j, i)] = b * dfh[(i, j)] + a * dfh[(j, i)];
+}
+
+/// The three pair blocks, pairs `(0, 1)`, `(0, 2)`, `(1, 2)` in that order, with their
+/// symmetric- and rotation-mode eigenvalues (see `add_pair_block`).
+pub(crate) fn add_pair_blocks(
+    dph: &mut Matrix3<f64>,
+    dfh: &Matrix3<f64>,
+    sym: &[f64; 3],
+    rot: &[f64; 3],
+) {
+    for (q, (i, j)) in [(0, 1), (0, 2), (1, 2)].into_iter().enumerate() {
+        add_pair_block(dph, dfh, i, j, sym[q], rot[q]);
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 mod coarse_frames;
 mod corotational;
+mod fixed_corotated;
 mod hybrid;
 mod hyperelastic;
 pub mod invertible;
@@ -16,6 +17,7 @@ mod warped;
 
 pub use coarse_frames::CoarseFrameCorotational;
 pub use corotational::{Corotational, CorotationalTangent};
+pub use fixed_corotated::FixedCorotated;
 pub use hybrid::Hybrid;
 pub use hyperelastic::{Hyperelastic, HyperelasticLaw, Pk1Derivative};
 pub use liesenfeld_stolfi::LiesenfeldStolfi;
@@ -206,6 +208,10 @@ pub enum ModelKind {
     Hybrid,
     /// Liesenfeld & Stolfi eq. 11–16 with `α` = bulk modulus, `β` = shear modulus.
     LiesenfeldStolfi,
+    /// Stomakhin et al. 2012's fixed corotated law `μ ‖F − R‖² + λ/2 (J − 1)²` on Irving et
+    /// al.'s invertible diagonalization with a definite tangent (`material::fixed_corotated`):
+    /// the corotated model with a volume term that resists crushing and inversion.
+    FixedCorotated,
 }
 
 impl ModelKind {
@@ -227,6 +233,7 @@ impl ModelKind {
             ModelKind::Stvk => "stvk",
             ModelKind::Hybrid => "hybrid",
             ModelKind::LiesenfeldStolfi => "liesenfeld_stolfi",
+            ModelKind::FixedCorotated => "fixed_corotated",
         }
     }
 }
@@ -247,6 +254,7 @@ pub fn build_model(
         ModelKind::LiesenfeldStolfi => {
             Box::new(Hyperelastic::new(LiesenfeldStolfi::from_lame(lame)))
         }
+        ModelKind::FixedCorotated => Box::new(Hyperelastic::new(FixedCorotated::new(lame))),
         ModelKind::Warped {
             field,
             ghost_correction,
