@@ -278,6 +278,15 @@ as a miss)",
         rows.iter().filter(|r| r.model == "corotational_invertible"),
         |r| r.failed || r.inverted_end > 0,
     );
+    // Not a target of the issue: the same two checks for the corotated law with the
+    // determinant volume term, which the issue's list predates.
+    target(
+        &mut s,
+        "(beside the issue's targets) fixed_corotated: no divergence, and every run ends with \
+no inverted tet",
+        rows.iter().filter(|r| r.model == "fixed_corotated"),
+        |r| r.failed || r.inverted_end > 0,
+    );
     let driven: Vec<&str> = cases.iter().filter(|c| c.driven).map(|c| c.name).collect();
     let energy_title = format!(
         "energy never grows by more than {:.0} % of the released energy (models with an \
