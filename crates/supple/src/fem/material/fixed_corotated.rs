@@ -85,7 +85,9 @@ impl FixedCorotated {
         } else {
             f64::NEG_INFINITY
         };
-        let a = if self.definite {
+        // The eigen-decomposition only where `A` is not already positive definite (a Cholesky
+        // factorization is the cheap test): most elements need none.
+        let a = if self.definite && a.cholesky().is_none() {
             let mut eig = a.symmetric_eigen();
             eig.eigenvalues.apply(|l| *l = l.max(0.0));
             eig.recompose()
