@@ -17,6 +17,7 @@
 
 pub use super::detect::PairHit;
 mod hold;
+mod push_guard;
 mod sliding_hold;
 mod surface_hold;
 mod surfaces;
@@ -129,6 +130,9 @@ pub struct Contact {
     /// velocities after the contact phase, and the ones held for a second solve
     /// (`pipeline/surface_hold.rs`).
     surface_moved: Vec<Vec<bool>>,
+    /// The tets around each vertex, to keep a push from crushing them
+    /// (`pipeline/push_guard.rs`; empty when no surfaces can meet).
+    push_guard: push_guard::PushGuard,
     /// How many vertices are marked in `surface_moved`.
     surface_moves: usize,
     surface_v: Vec<Vec<Vector3<f64>>>,
@@ -225,6 +229,11 @@ impl Contact {
             pushed: Vec::new(),
             pushed_u: Vec::new(),
             surface_moved: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
+            push_guard: if surfaces_meet {
+                push_guard::PushGuard::new(bodies)
+            } else {
+                push_guard::PushGuard::default()
+            },
             surface_moves: 0,
             surface_v: per_body(&|b| b.n_vertices()),
             surface_held: bodies

@@ -44,7 +44,7 @@ pub struct LiftStats {
 }
 
 /// `∂V/∂x_k` of the signed volume `V = det[x₁−x₀, x₂−x₀, x₃−x₀]/6` for each local vertex.
-fn volume_gradients(p: &[Vector3<f64>; 4]) -> [Vector3<f64>; 4] {
+pub(crate) fn volume_gradients(p: &[Vector3<f64>; 4]) -> [Vector3<f64>; 4] {
     let (e1, e2, e3) = (p[1] - p[0], p[2] - p[0], p[3] - p[0]);
     let g1 = e2.cross(&e3) / 6.0;
     let g2 = e3.cross(&e1) / 6.0;
