@@ -173,7 +173,7 @@ fn thread_cpu_seconds() -> Option<f64> {
     // 64-bit Linux) through the pointer, which points to a live, writable `Timespec`; with a
     // valid clock id it touches nothing else.
     let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64)
+    (rc == 0).then_some(ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64)
 }
 
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]

@@ -281,13 +281,13 @@ impl ElementForce for DebunneOperator {
                 + aj.z * (c * dj.z + c_v * vj.z);
         }
         if self.params.boundary == Boundary::Fe {
-            for r in 0..3 {
-                for q in r..3 {
-                    let sym = h[r][q] + h[q][r];
-                    h[r][q] = sym;
-                    h[q][r] = sym;
-                }
-            }
+            // H + Hᵀ.
+            let (xy, xz, yz) = (h[0][1] + h[1][0], h[0][2] + h[2][0], h[1][2] + h[2][1]);
+            h = [
+                [2.0 * h[0][0], xy, xz],
+                [xy, 2.0 * h[1][1], yz],
+                [xz, yz, 2.0 * h[2][2]],
+            ];
         }
         for (r, row) in h.iter_mut().enumerate() {
             row[r] += s;
