@@ -8,6 +8,16 @@
 //! `--threads 1`), and the displacement field on a 6×6×6 grid of interior points at the end of
 //! the hold, away from and near the tool. Undamped adaptive runs of `--undamped-seconds`, with
 //! the variational and the paper ghost coupling, report the energy drift.
+//!
+//! **Time-averaged comparison over the press.** A snapshot compares two ringing bodies at
+//! whatever phase they happen to be in, and the point under the tool is held by it in both
+//! runs (it measures the press depth). So the displacement under the tool is also compared
+//! over the whole press (every frame while the tool touches, t ∈ (0, 1.5] s) on the top face
+//! around the tool (points within [`FOOTPRINT`] of its axis, the contact disk and the free
+//! rim around it): per frame the relative L2 difference `‖u_a − u_f‖ / ‖u_f‖` over those
+//! points, averaged over the frames (the measure the 10 % target is read on), and the same
+//! difference of the two time-averaged fields (ringing averaged out); likewise on the rim
+//! alone and on the interior grid.
 
 use anyhow::Result;
 use clap::Args;
@@ -60,6 +70,13 @@ const DT_FRAME: f64 = 0.02;
 const RADIUS: f64 = 0.15;
 /// Frame at whose end the displacement field is sampled (t = 1.0 s: end of the hold).
 const FIELD_FRAME: usize = 49;
+/// The press: frames ending in `(0, PRESS_END]` s, while the tool touches the top face.
+const PRESS_END: f64 = 1.5;
+/// Top-face samples within this distance of the tool's axis (m): twice the tool's radius.
+const FOOTPRINT: f64 = 0.3;
+/// Radius of the contact disk at full depth, `√(r² − (r − 0.1)²)` ≈ 0.141 m: top-face samples
+/// farther than this from the axis are the free rim around the tool.
+const CONTACT: f64 = 0.1414;
 /// Field samples closer than this to the tool's contact point (0.5, 0.5, 1) are "under the
 /// tool"; the others are "away from the tool".
 const NEAR: f64 = 0.35;
@@ -84,6 +101,63 @@ fn field_difference(a: &[Vector3<f64>], b: &[Vector3<f64>], want_near: bool) -> 
         }
     }
     ((num / den).sqrt(), max)
+}
+
+/// Samples of the top face (z = 1) within [`FOOTPRINT`] of the tool's axis: a 0.05 m grid.
+fn top_points() -> Vec<Vector3<f64>> {
+    let mut out = Vec::new();
+    for i in 0..=12 {
+        for j in 0..=12 {
+            let p = Vector3::new(0.2 + 0.05 * i as f64, 0.2 + 0.05 * j as f64, 1.0);
+            if (p.xy() - Vector3::new(0.5, 0.5, 0.0).xy()).norm() <= FOOTPRINT + 1e-9 {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Whether top-face sample `p` lies on the free rim (outside the contact disk).
+fn on_rim(p: &Vector3<f64>) -> bool {
+    (p.xy() - Vector3::new(0.5, 0.5, 0.0).xy()).norm() > CONTACT
+}
+
+/// The press's comparison of two runs' samples `a`, `b` (frames × points), over the points
+/// with `keep(point)`: (mean over frames of `‖a − b‖ / ‖b‖`, `‖ā − b̄‖ / ‖b̄‖` of the
+/// time-averaged fields, largest `|ā − b̄|` (m)).
+fn press_difference(
+    a: &[Vec<Vector3<f64>>],
+    b: &[Vec<Vector3<f64>>],
+    points: &[Vector3<f64>],
+    keep: impl Fn(&Vector3<f64>) -> bool,
+) -> (f64, f64, f64) {
+    let frames = a.len().min(b.len());
+    let mut mean_rel = 0.0;
+    let mut abar = vec![Vector3::zeros(); points.len()];
+    let mut bbar = abar.clone();
+    for f in 0..frames {
+        let (mut num, mut den) = (0.0, 0.0);
+        for (k, p) in points.iter().enumerate() {
+            abar[k] += a[f][k] / frames as f64;
+            bbar[k] += b[f][k] / frames as f64;
+            if keep(p) {
+                num += (a[f][k] - b[f][k]).norm_squared();
+                den += b[f][k].norm_squared();
+            }
+        }
+        if den > 0.0 {
+            mean_rel += (num / den).sqrt() / frames as f64;
+        }
+    }
+    let (mut num, mut den, mut max) = (0.0, 0.0, 0.0_f64);
+    for (k, p) in points.iter().enumerate() {
+        if keep(p) {
+            num += (abar[k] - bbar[k]).norm_squared();
+            den += bbar[k].norm_squared();
+            max = max.max((abar[k] - bbar[k]).norm());
+        }
+    }
+    (mean_rel, (num / den.max(f64::MIN_POSITIVE)).sqrt(), max)
 }
 
 fn tool(frame: usize) -> SphereTool {
@@ -117,6 +191,9 @@ struct RunResult {
     energy_ratio: f64,
     /// Displacements at [`field_points`] at the end of frame [`FIELD_FRAME`].
     field: Vec<Vector3<f64>>,
+    /// Per frame of the press: displacements at [`top_points`] and [`field_points`].
+    press_top: Vec<Vec<Vector3<f64>>>,
+    press_field: Vec<Vec<Vector3<f64>>>,
     csv: String,
 }
 
@@ -135,6 +212,11 @@ fn run(
     let h = Hierarchy::new(meshes, 1000.0, DT_FRAME, |x| x.z < 1e-9, debunne_levels(p))?;
     let mut body = AdaptiveBody::new(h, settings)?;
     let frames = (seconds / DT_FRAME).round() as usize;
+    let under_point = body.rest_points(&[Vector3::new(0.5, 0.5, 1.0)])?;
+    let top = body.rest_points(&top_points())?;
+    let grid = body.rest_points(&field_points())?;
+    let (mut press_top, mut press_field) = (Vec::new(), Vec::new());
+    let mut sample = Vec::new();
     let mut csv = String::from("time,active_0,active_1,active_2,node_updates,splits,merges,active_mass,momentum_z,energy,tool_fz,disp_under_tool_z,wall_ms\n");
     let (mut updates, mut splits, mut merges) = (0u64, 0, 0);
     let (mut press, mut press_n) = (0.0, 0);
@@ -155,14 +237,18 @@ fn run(
         splits += s.splits;
         merges += s.merges;
         walls.push(s.wall_seconds * 1e3);
-        let under = body.displacement_at(&Vector3::new(0.5, 0.5, 1.0))?;
+        body.sample_displacements(&under_point, &mut sample);
+        let under = sample[0];
         if f == FIELD_FRAME {
-            field = field_points()
-                .iter()
-                .map(|p| body.displacement_at(p))
-                .collect::<Result<_, _>>()?;
+            body.sample_displacements(&grid, &mut field);
         }
         let t = (f + 1) as f64 * DT_FRAME;
+        if t <= PRESS_END + 1e-9 {
+            body.sample_displacements(&top, &mut sample);
+            press_top.push(sample.clone());
+            body.sample_displacements(&grid, &mut sample);
+            press_field.push(sample.clone());
+        }
         if (0.6..1.0).contains(&t) {
             press += under.z;
             press_n += 1;
@@ -218,6 +304,8 @@ fn run(
         max_active,
         energy_ratio: e_max_after / e_release,
         field,
+        press_top,
+        press_field,
         csv,
     })
 }
@@ -297,6 +385,57 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
             100.0 * near,
             1e3 * near_max
         );
+    }
+    if !f.press_top.is_empty() {
+        let top = top_points();
+        let (all_mean, all_bar, all_max) =
+            press_difference(&a.press_top, &f.press_top, &top, |_| true);
+        let (rim_mean, rim_bar, rim_max) =
+            press_difference(&a.press_top, &f.press_top, &top, on_rim);
+        let grid = field_points();
+        let tool = Vector3::new(0.5, 0.5, 1.0);
+        let near = |p: &Vector3<f64>| (p - tool).norm() < NEAR;
+        let (near_mean, near_bar, near_max) =
+            press_difference(&a.press_field, &f.press_field, &grid, near);
+        let (away_mean, away_bar, away_max) =
+            press_difference(&a.press_field, &f.press_field, &grid, |p| !near(p));
+        let _ = writeln!(
+            table,
+            "\nover the press (t in (0, {PRESS_END}] s, {} frames) against finest-only — mean over \
+             frames of the relative L2 difference | relative L2 difference of the time-averaged \
+             fields | max difference of the time-averaged fields:",
+            a.press_top.len().min(f.press_top.len())
+        );
+        for (name, count, (m, b, x)) in [
+            (
+                format!("top face under the tool (≤ {FOOTPRINT} m from its axis)"),
+                top.len(),
+                (all_mean, all_bar, all_max),
+            ),
+            (
+                format!("top-face rim ({CONTACT} to {FOOTPRINT} m from the axis)"),
+                top.iter().filter(|p| on_rim(p)).count(),
+                (rim_mean, rim_bar, rim_max),
+            ),
+            (
+                format!("interior grid near the tool (< {NEAR} m)"),
+                grid.iter().filter(|p| near(p)).count(),
+                (near_mean, near_bar, near_max),
+            ),
+            (
+                "interior grid away from the tool".to_string(),
+                grid.iter().filter(|p| !near(p)).count(),
+                (away_mean, away_bar, away_max),
+            ),
+        ] {
+            let _ = writeln!(
+                table,
+                "- {name}, {count} points: {:.1} % | {:.1} % | {:.2} mm",
+                100.0 * m,
+                100.0 * b,
+                1e3 * x
+            );
+        }
     }
     if args.undamped_seconds > 0.0 {
         for (name, c) in [

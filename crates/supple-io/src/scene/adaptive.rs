@@ -7,7 +7,7 @@
 //! levels' files), the material (`model = "linear"`: Debunne's operator is linear elasticity
 //! in Lamé form, eq. 1), the held nodes (box and plane selectors, applied to every level) and
 //! the initial velocity. The scene's `dt` is the frame period `dt_frame` (§4.1); each level
-//! takes `2^(k+n)` explicit steps per frame. See the README for the keys.
+//! takes `2^e_n` explicit steps per frame (the smallest power of two within its stability bound). See the README for the keys.
 
 use super::file::{BodySection, FixedSection, MeshSection, SceneFile};
 use super::{budget, finite3, positive, read_mesh, select_fixed, split_count, BodyIssue};

@@ -263,22 +263,27 @@ impl AdaptiveBody {
         for &(n, e) in &fire {
             let (n, e) = (n as usize, e as usize);
             let level = &self.hierarchy.levels[n];
-            let st = &self.levels[n];
-            let nodes = level.mesh.tets[e];
-            let rest = level.rest(e);
-            // Terminals at time t (ghosts were evaluated there above).
-            let lag = t - st.t;
-            let x = std::array::from_fn(|k| {
-                let i = nodes[k] as usize;
-                if st.status[i] == NodeState::Active || level.fixed[i] {
-                    rest[k] + st.d[i] + lag * st.v[i]
-                } else {
-                    rest[k] + st.d[i]
-                }
-            });
-            let v = nodes.map(|i| st.v[i as usize]);
-            let fe = level.force.element_forces(e, &rest, &x, &v);
             let st = &mut self.levels[n];
+            let nodes = level.mesh.tets[e];
+            let mut d = [Vector3::zeros(); 4];
+            let mut v = [Vector3::zeros(); 4];
+            for k in 0..4 {
+                let i = nodes[k] as usize;
+                d[k] = st.d[i];
+                v[k] = st.v[i];
+            }
+            // Terminals at time t (ghosts were evaluated there above). A level's own tets are
+            // at its time (lag 0); only coarser tets fired at a finer rate lag.
+            let lag = t - st.t;
+            if lag != 0.0 {
+                for k in 0..4 {
+                    let i = nodes[k] as usize;
+                    if st.status[i] == NodeState::Active || level.fixed[i] {
+                        d[k] += lag * v[k];
+                    }
+                }
+            }
+            let fe = level.force.element_forces(e, &d, &v);
             for k in 0..4 {
                 if !level.fixed[nodes[k] as usize] {
                     st.f[nodes[k] as usize] += fe[k];
@@ -359,16 +364,11 @@ impl AdaptiveBody {
             for &t in &st.active_tets {
                 let t = t as usize;
                 let nodes = level.mesh.tets[t];
-                let rest = level.rest(t);
-                let x = std::array::from_fn(|k| {
-                    let i = nodes[k];
-                    let d = match st.ghosts.binary_search_by_key(&i, |g| g.0) {
-                        Ok(k) => self.ghost_at(n, k, st.t).0,
-                        Err(_) => st.d[i as usize],
-                    };
-                    rest[k] + d
+                let d = nodes.map(|i| match st.ghosts.binary_search_by_key(&i, |g| g.0) {
+                    Ok(k) => self.ghost_at(n, k, st.t).0,
+                    Err(_) => st.d[i as usize],
                 });
-                e += level.force.element_energy(t, &rest, &x).unwrap_or(0.0);
+                e += level.force.element_energy(t, &d).unwrap_or(0.0);
             }
         }
         e

@@ -4,9 +4,16 @@
 //! Debunne et al. 2000 compute "local forces on each point using its neighbors' information"
 //! (§2.4): a node's force is a sum over its tets, each tet reading only its own four nodes.
 //! That is all the hierarchy needs, so any model that can give the forces of one tet from the
-//! rest positions, current positions and velocities of its four nodes plugs in — the Debunne
-//! operator ([`super::DebunneOperator`]), or any hyperelastic law ([`LawElements`]:
+//! displacements and velocities of its four nodes plugs in — the Debunne operator
+//! ([`super::DebunneOperator`]), or any hyperelastic law ([`LawElements`]:
 //! St.Venant–Kirchhoff, Liesenfeld–Stolfi).
+//!
+//! **Displacements, not positions.** The paper's unknowns are the displacements `d = x − X`
+//! (eq. 1) and the hierarchy stores them; a model reads what it needs of the rest shape from
+//! its own precomputation (the barycentric gradients `α_a`, with which `Σ_a X_a α_aᵀ = I`, so
+//! the deformation gradient is `F = I + Σ_a d_a α_aᵀ`). The interface therefore takes `d`: the
+//! frame loop's innermost call (one per tet and level step) never gathers rest positions
+//! only for the model to subtract them again.
 
 use crate::fem::material::HyperelasticLaw;
 use crate::fem::ElementSet;
@@ -21,22 +28,16 @@ pub trait ElementForce: Send + Sync + std::fmt::Debug {
     fn n_elements(&self) -> usize;
 
     /// Forces on the four nodes of element `e` (internal elastic plus internal damping) from
-    /// the nodes' rest positions `rest`, current positions `x` and velocities `v`.
+    /// the nodes' displacements `d = x − X` and velocities `v`.
     fn element_forces(
         &self,
         e: usize,
-        rest: &[Vector3<f64>; 4],
-        x: &[Vector3<f64>; 4],
+        d: &[Vector3<f64>; 4],
         v: &[Vector3<f64>; 4],
     ) -> [Vector3<f64>; 4];
 
-    /// Elastic energy of element `e` at positions `x`, where the model has one.
-    fn element_energy(
-        &self,
-        _e: usize,
-        _rest: &[Vector3<f64>; 4],
-        _x: &[Vector3<f64>; 4],
-    ) -> Option<f64> {
+    /// Elastic energy of element `e` at displacements `d`, where the model has one.
+    fn element_energy(&self, _e: usize, _d: &[Vector3<f64>; 4]) -> Option<f64> {
         None
     }
 
@@ -52,7 +53,8 @@ pub trait ElementForce: Send + Sync + std::fmt::Debug {
 }
 
 /// Any hyperelastic law of the library as an explicit element force:
-/// `f_a = −V P(F) ∇N_a` (the first Piola–Kirchhoff stress on the rest gradients), undamped.
+/// `f_a = −V P(F) ∇N_a` (the first Piola–Kirchhoff stress on the rest gradients), undamped,
+/// with `F = I + Σ_a d_a ∇N_aᵀ`.
 #[derive(Debug, Clone)]
 pub struct LawElements<L: HyperelasticLaw> {
     law: L,
@@ -86,24 +88,16 @@ impl<L: HyperelasticLaw> ElementForce for LawElements<L> {
     fn element_forces(
         &self,
         e: usize,
-        _rest: &[Vector3<f64>; 4],
-        x: &[Vector3<f64>; 4],
+        d: &[Vector3<f64>; 4],
         _v: &[Vector3<f64>; 4],
     ) -> [Vector3<f64>; 4] {
         let g = &self.grad[e];
-        let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
-        let p = self.law.pk1(&f);
+        let p = self.law.pk1(&deformation_gradient(g, d));
         g.map(|ga| -self.volume[e] * (p * ga))
     }
 
-    fn element_energy(
-        &self,
-        e: usize,
-        _rest: &[Vector3<f64>; 4],
-        x: &[Vector3<f64>; 4],
-    ) -> Option<f64> {
-        let g = &self.grad[e];
-        let f: Matrix3<f64> = (0..4).map(|a| x[a] * g[a].transpose()).sum();
+    fn element_energy(&self, e: usize, d: &[Vector3<f64>; 4]) -> Option<f64> {
+        let f = deformation_gradient(&self.grad[e], d);
         Some(self.volume[e] * self.law.energy_density(&f))
     }
 
@@ -115,4 +109,14 @@ impl<L: HyperelasticLaw> ElementForce for LawElements<L> {
     fn damping_diffusivity(&self, _density: f64) -> f64 {
         0.0
     }
+}
+
+/// `F = I + Σ_a d_a g_aᵀ`: the deformation gradient of a linear tet from its nodes'
+/// displacements and barycentric gradients (`Σ_a X_a g_aᵀ = I`).
+fn deformation_gradient(g: &[Vector3<f64>; 4], d: &[Vector3<f64>; 4]) -> Matrix3<f64> {
+    let mut f = Matrix3::identity();
+    for a in 0..4 {
+        f += d[a] * g[a].transpose();
+    }
+    f
 }

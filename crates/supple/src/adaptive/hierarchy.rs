@@ -4,8 +4,18 @@
 //! nearest one when it lies outside, one coordinate then negative), and to one *parent node*
 //! (§4.2: a finer node belongs to the coarser node whose Voronoi region contains it — its
 //! nearest coarser node — so every finer node has exactly one parent and the levels form a
-//! tree). Per-level time steps are `dt_frame / 2^(k+n)` (§4.1), `k` the smallest exponent that
-//! keeps every level inside its explicit stability bound.
+//! tree).
+//!
+//! **Per-level time steps.** Level `n` takes `2^e_n` steps of `dt_frame / 2^e_n` per frame,
+//! `e_n` the smallest exponent that keeps it inside its own explicit stability bound, and at
+//! least `e_{n−1}` (a coarser level's instants must be instants of the finer ones: the ghost
+//! timing reads them there). §4.1 fixes the ratio instead — `dt_frame/2^n`, halved per level —
+//! because eq. 8's Courant bound scales with the edge length. With eq. 7's damping the bound
+//! `dt ≤ a²/(16 ν)` scales with its square, so a finer level needs up to 4× the steps of the
+//! one above; with the ratio held at 2 the finest level's bound fixes every level's count and
+//! the coarser levels step more often than they need (the poke: 32 steps per frame on level 0
+//! where 8 are stable). Undamped and Courant-bound, the two rules agree up to the meshes'
+//! altitude ratios.
 
 use super::force::ElementForce;
 use super::level::Level;
@@ -58,8 +68,8 @@ pub struct Hierarchy {
     pub children: Vec<Vec<u32>>,
     /// Frame period `dt_frame` (s).
     pub dt_frame: f64,
-    /// Level `n` takes `2^(k+n)` steps per frame; this is `k`.
-    pub halvings: u32,
+    /// Level `n` takes `2^step_exponents[n]` steps per frame (non-decreasing in `n`).
+    pub step_exponents: Vec<u32>,
     pub density: f64,
 }
 
@@ -180,12 +190,12 @@ impl Hierarchy {
             child_ptr,
             children,
             dt_frame,
-            halvings: 0,
+            step_exponents: Vec::new(),
             density,
         };
-        h.halvings = h.stable_halvings()?;
+        h.step_exponents = h.stable_exponents()?;
         for n in 0..n_levels {
-            h.levels[n].dt = dt_frame / f64::from(1u32 << (h.halvings + n as u32));
+            h.levels[n].dt = dt_frame / f64::from(1u32 << h.step_exponents[n]);
         }
         Ok(h)
     }
@@ -195,9 +205,9 @@ impl Hierarchy {
         self.levels.len() - 1
     }
 
-    /// Steps level `n` takes per frame: `2^(k+n)`.
+    /// Steps level `n` takes per frame: `2^e_n`.
     pub fn steps_per_frame(&self, n: usize) -> u64 {
-        1u64 << (self.halvings + n as u32)
+        1u64 << self.step_exponents[n]
     }
 
     /// Children (nodes of level `n + 1`) of node `i` of level `n`.
@@ -226,14 +236,15 @@ impl Hierarchy {
         }
     }
 
-    /// The smallest `k` with `dt_frame / 2^(k+n) ≤ stable_dt(n)` for every level.
-    fn stable_halvings(&self) -> Result<u32, AdaptiveError> {
-        let mut k = 0;
+    /// Per level, the smallest `e_n ≥ e_{n−1}` with `dt_frame / 2^e_n ≤ stable_dt(n)`.
+    fn stable_exponents(&self) -> Result<Vec<u32>, AdaptiveError> {
+        let mut out: Vec<u32> = Vec::with_capacity(self.levels.len());
         for n in 0..self.levels.len() {
             let bound = self.stable_dt(n);
-            while self.dt_frame / f64::from(1u32 << (k + n as u32)) > bound {
-                k += 1;
-                if k + n as u32 > MAX_HALVINGS {
+            let mut e = out.last().copied().unwrap_or(0);
+            while self.dt_frame / f64::from(1u32 << e) > bound {
+                e += 1;
+                if e > MAX_HALVINGS {
                     return Err(AdaptiveError::Setting {
                         key: "dt_frame",
                         value: self.dt_frame,
@@ -241,8 +252,9 @@ impl Hierarchy {
                     });
                 }
             }
+            out.push(e);
         }
-        Ok(k)
+        Ok(out)
     }
 }
 

@@ -32,7 +32,7 @@ pub struct Level {
     pub h_hat: Vec<f64>,
     /// Smallest tet altitude (the `h` of the Courant bound, see [`crate::time::CourantBound`]).
     pub min_altitude: f64,
-    /// The level's time step (set by the hierarchy: `dt_frame / 2^(k+n)`).
+    /// The level's time step (set by the hierarchy: `dt_frame / 2^e_n`).
     pub dt: f64,
 }
 

@@ -32,7 +32,7 @@ pub use force::{ElementForce, LawElements};
 pub use hierarchy::{Hierarchy, TetLink};
 pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
-pub use output::ActiveMesh;
+pub use output::{ActiveMesh, RestPoints};
 pub use settings::{AdaptiveSettings, Budget, Coupling, Criterion, REACTIVE_FRACTION};
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};

@@ -209,10 +209,9 @@ fn element_forces_match_blocks_and_damping_uses_the_same_operator_on_velocities(
         let d = displacements(4);
         let v: Vec<Vector3<f64>> = displacements(9)[5..].to_vec();
         for e in 0..elems.len() {
-            let t = m.tets[e].map(|i| m.positions[i as usize]);
-            let x = [t[0] + d[0], t[1] + d[1], t[2] + d[2], t[3] + d[3]];
+            let de = [d[0], d[1], d[2], d[3]];
             let vv = [v[0], v[1], v[2], v[3]];
-            let f = damped.element_forces(e, &t, &x, &vv);
+            let f = damped.element_forces(e, &de, &vv);
             for i in 0..4 {
                 let mut expect = Vector3::zeros();
                 for j in 0..4 {
@@ -222,7 +221,11 @@ fn element_forces_match_blocks_and_damping_uses_the_same_operator_on_velocities(
             }
             // A rigid translation velocity is not damped (eq. 7: "rigid motions will not be
             // damped").
-            let fv = damped.element_forces(e, &t, &t, &[Vector3::new(1.0, -2.0, 0.5); 4]);
+            let fv = damped.element_forces(
+                e,
+                &[Vector3::zeros(); 4],
+                &[Vector3::new(1.0, -2.0, 0.5); 4],
+            );
             assert!(fv.iter().all(|f| f.norm() < 1e-9));
         }
     }
@@ -242,15 +245,9 @@ fn paper_damping_damps_a_rigid_rotation_and_fe_does_not() {
         let model = DebunneOperator::new(p, &m, &elems).unwrap();
         let mut f = vec![Vector3::zeros(); m.n_vertices()];
         for (e, t) in m.tets.iter().enumerate() {
-            let r = t.map(|i| m.positions[i as usize]);
             let ve = t.map(|i| v[i as usize]);
             // The elastic pair (1, 1) on velocities is the damping operator with φ = ψ = 1.
-            let fe = model.element_forces(
-                e,
-                &r,
-                &[r[0] + ve[0], r[1] + ve[1], r[2] + ve[2], r[3] + ve[3]],
-                &[Vector3::zeros(); 4],
-            );
+            let fe = model.element_forces(e, &ve, &[Vector3::zeros(); 4]);
             for k in 0..4 {
                 f[t[k] as usize] += fe[k];
             }
@@ -319,4 +316,54 @@ fn bad_parameters_are_errors() {
         ..DebunneParams::new(LAMBDA, MU)
     };
     assert!(DebunneOperator::new(nan, &m, &elems).is_err());
+}
+
+#[test]
+fn a_hyperelastic_law_plugs_in_on_displacements() {
+    // `LawElements` builds `F = I + Σ d_a α_aᵀ` from displacements alone: its forces are minus
+    // the gradient of its energy (central differences), vanish under a rigid translation and
+    // match the Debunne `fe` operator (= P1 linear FE) for small displacements, where
+    // St.Venant–Kirchhoff linearises to it.
+    use crate::fem::material::StVenantKirchhoff;
+    let m = mesh(2, TetSplit::Six);
+    let elems = ElementSet::new(&m);
+    let lame = Lame {
+        lambda: LAMBDA,
+        mu: MU,
+    };
+    let law = LawElements::new(StVenantKirchhoff::new(lame), &elems, LAMBDA, MU);
+    let fe_op = op(&m, &elems, Boundary::Fe);
+    let zero = [Vector3::zeros(); 4];
+    let d = displacements(4);
+    let d = [d[0], d[1], d[2], d[3]];
+    for e in 0..elems.len() {
+        let f = law.element_forces(e, &d, &zero);
+        for a in 0..4 {
+            for c in 0..3 {
+                let h = 1e-7;
+                let (mut p, mut q) = (d, d);
+                p[a][c] += h;
+                q[a][c] -= h;
+                let fd = -(law.element_energy(e, &p).unwrap() - law.element_energy(e, &q).unwrap())
+                    / (2.0 * h);
+                assert!(
+                    (fd - f[a][c]).abs() <= 1e-5 * f[a].norm().max(1.0),
+                    "{e} {a} {c}"
+                );
+            }
+        }
+        let t = law.element_forces(e, &[Vector3::new(0.3, -0.1, 2.0); 4], &zero);
+        assert!(t.iter().all(|f| f.norm() < 1e-6), "{e}: {t:?}");
+        let small = d.map(|x| 1e-4 * x);
+        let (fl, fo) = (
+            law.element_forces(e, &small, &zero),
+            fe_op.element_forces(e, &small, &zero),
+        );
+        for a in 0..4 {
+            assert!(
+                (fl[a] - fo[a]).norm() <= 1e-3 * fo[a].norm().max(1e-12),
+                "{e} {a}"
+            );
+        }
+    }
 }

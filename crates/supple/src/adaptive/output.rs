@@ -2,7 +2,29 @@
 //! tet's level (the level-coloured picture of Debunne et al. 2000, Fig. 8).
 
 use super::state::{AdaptiveBody, NodeState};
+use super::AdaptiveError;
+use crate::mesh::Embedding;
 use nalgebra::Vector3;
+
+/// Points of the body at rest bound once to every level's mesh (the tet that contains each
+/// point, else the nearest, and its barycentric weights), so the displacement the simulation
+/// represents there can be read every frame without a search
+/// ([`AdaptiveBody::sample_displacements`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RestPoints {
+    /// `links[n][k]`: point `k`'s tet in level `n` and its weights.
+    links: Vec<Vec<(u32, [f64; 4])>>,
+}
+
+impl RestPoints {
+    pub fn len(&self) -> usize {
+        self.links.first().map_or(0, Vec::len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// The tets the simulation computes (each level's tets with an active node), their nodes
 /// renumbered across levels, and the body's boundary faces seen from the active levels.
@@ -30,6 +52,46 @@ pub struct ActiveMesh {
 }
 
 impl AdaptiveBody {
+    /// Binds `points` (rest positions) to every level (see [`RestPoints`]).
+    pub fn rest_points(&self, points: &[Vector3<f64>]) -> Result<RestPoints, AdaptiveError> {
+        let links = self
+            .hierarchy
+            .levels
+            .iter()
+            .map(|level| {
+                let emb = Embedding::new(&level.mesh, points)?;
+                Ok((0..points.len())
+                    .map(|k| (emb.tet(k) as u32, emb.weights(k)))
+                    .collect())
+            })
+            .collect::<Result<_, AdaptiveError>>()?;
+        Ok(RestPoints { links })
+    }
+
+    /// The current displacement at each of `points` as the simulation represents it: from
+    /// the finest level at which the point's tet has an active node, by linear interpolation
+    /// there (ghost values as stored: current between frames). `out` gets one value per point;
+    /// zero for a point whose tet has no active node on any level (not met in practice: level
+    /// 0 has no absent nodes, so its tet is active or split into finer active nodes).
+    pub fn sample_displacements(&self, points: &RestPoints, out: &mut Vec<Vector3<f64>>) {
+        out.clear();
+        for k in 0..points.len() {
+            let mut d = Vector3::zeros();
+            for n in (0..self.levels.len()).rev() {
+                let (e, w) = points.links[n][k];
+                let t = self.hierarchy.levels[n].mesh.tets[e as usize];
+                let st = &self.levels[n];
+                if t.iter()
+                    .any(|&i| st.status[i as usize] == NodeState::Active)
+                {
+                    d = (0..4).map(|j| w[j] * st.d[t[j] as usize]).sum();
+                    break;
+                }
+            }
+            out.push(d);
+        }
+    }
+
     /// The active mesh now (see [`ActiveMesh`]).
     pub fn active_mesh(&self) -> ActiveMesh {
         let mut out = ActiveMesh::default();

@@ -45,7 +45,7 @@ pub enum Budget {
     #[default]
     None,
     /// Deterministic: splits are accepted (largest criterion first) only while the node
-    /// updates of the next frame, `Σ_n active_n · 2^(k+n)`, stay within the budget. A frame
+    /// updates of the next frame, `Σ_n active_n · 2^e_n`, stay within the budget. A frame
     /// never exceeds it once the start state is within it.
     Predictive { node_updates_per_frame: u64 },
     /// The paper's rule: when a frame's computation took more than 95 % of `frame_seconds`

@@ -1,7 +1,7 @@
 //! The adaptive body: per-level state and the frame loop of Debunne et al. 2000 §4.3.
 //!
 //! Per frame: the tool rule (§5), then the levels' explicit steps — level `n` takes
-//! `2^(k+n)` steps of `dt_frame / 2^(k+n)`, interleaved on the finest level's clock, coarser
+//! `2^e_n` steps of `dt_frame / 2^e_n` (`hierarchy.rs`), interleaved on the finest level's clock, coarser
 //! levels first at instants where several step — each step being: refresh the level's ghost
 //! nodes (pull from the finer level where it is split, push from the coarser level where it
 //! is absent: steps 1 and 3 of §4.3, done by the level that reads them), move the active
@@ -74,7 +74,7 @@ pub struct LevelState {
 /// What one frame did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrameStats {
-    /// Node updates this frame: `Σ_n active_n · 2^(k+n)`.
+    /// Node updates this frame: `Σ_n active_n · 2^e_n` (level `n` steps `2^e_n` times).
     pub node_updates: u64,
     pub active_per_level: Vec<usize>,
     pub splits: usize,
@@ -172,7 +172,7 @@ impl AdaptiveBody {
         Ok(body)
     }
 
-    /// Node updates one frame of the current active set costs: `Σ_n active_n · 2^(k+n)`.
+    /// Node updates one frame of the current active set costs: `Σ_n active_n · 2^e_n`.
     pub fn node_updates_per_frame(&self) -> u64 {
         (0..self.levels.len())
             .map(|n| self.levels[n].active.len() as u64 * self.hierarchy.steps_per_frame(n))
@@ -230,7 +230,7 @@ impl AdaptiveBody {
         let ticks = self.hierarchy.steps_per_frame(finest);
         for s in 0..ticks {
             for n in 0..=finest {
-                if s % (1u64 << (finest - n)) == 0 {
+                if s % (ticks / self.hierarchy.steps_per_frame(n)) == 0 {
                     match self.settings.coupling {
                         Coupling::Paper => self.step_level(n),
                         Coupling::Variational => self.step_level_variational(n),
@@ -287,10 +287,9 @@ impl AdaptiveBody {
         for &e in &st.active_tets {
             let e = e as usize;
             let t = level.mesh.tets[e];
-            let rest = level.rest(e);
-            let x = std::array::from_fn(|k| rest[k] + st.d[t[k] as usize]);
+            let d = t.map(|i| st.d[i as usize]);
             let v = t.map(|i| st.v[i as usize]);
-            let fe = level.force.element_forces(e, &rest, &x, &v);
+            let fe = level.force.element_forces(e, &d, &v);
             for k in 0..4 {
                 if st.status[t[k] as usize] == NodeState::Active {
                     st.f[t[k] as usize] += fe[k];
@@ -333,9 +332,8 @@ impl AdaptiveBody {
                     .filter(|&&i| st.status[i as usize] == NodeState::Active)
                     .count() as f64
                     / 4.0;
-                let rest = level.rest(t);
-                let x = std::array::from_fn(|k| rest[k] + st.d[nodes[k] as usize]);
-                e += share * level.force.element_energy(t, &rest, &x).unwrap_or(0.0);
+                let d = nodes.map(|i| st.d[i as usize]);
+                e += share * level.force.element_energy(t, &d).unwrap_or(0.0);
             }
         }
         e
@@ -370,20 +368,13 @@ impl AdaptiveBody {
     }
 
     /// The current displacement at rest point `p` as the simulation represents it: from the
-    /// finest level at which `p`'s tet has an active node, by linear interpolation there.
+    /// finest level at which `p`'s tet has an active node, by linear interpolation there
+    /// (one point of [`Self::sample_displacements`]; bind the points once with
+    /// [`Self::rest_points`] to read many points every frame).
     pub fn displacement_at(&self, p: &Vector3<f64>) -> Result<Vector3<f64>, AdaptiveError> {
-        for n in (0..self.levels.len()).rev() {
-            let mesh = &self.hierarchy.levels[n].mesh;
-            let emb = crate::mesh::Embedding::new(mesh, std::slice::from_ref(p))?;
-            let t = mesh.tets[emb.tet(0)];
-            let st = &self.levels[n];
-            if t.iter()
-                .any(|&i| st.status[i as usize] == NodeState::Active)
-            {
-                let w = emb.weights(0);
-                return Ok((0..4).map(|k| w[k] * st.d[t[k] as usize]).sum());
-            }
-        }
-        Err(AdaptiveError::NoLevels)
+        let points = self.rest_points(std::slice::from_ref(p))?;
+        let mut out = Vec::with_capacity(1);
+        self.sample_displacements(&points, &mut out);
+        Ok(out[0])
     }
 }

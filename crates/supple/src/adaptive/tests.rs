@@ -70,8 +70,10 @@ fn hierarchy_links_levels_by_tets_and_a_parent_tree() {
             .filter(|x| coarse.mesh.positions.iter().any(|q| (q - *x).norm() < 1e-9))
             .count();
         assert!(coincident < coarse.n_nodes(), "{coincident}");
-        // Per-level steps halve and respect the stability bound; masses add up.
-        assert_eq!(fine.dt * 2.0, coarse.dt);
+        // Per-level steps are powers of two, no longer on a finer level, within the
+        // stability bound; masses add up.
+        assert!(fine.dt <= coarse.dt);
+        assert_eq!(h.steps_per_frame(n) % h.steps_per_frame(n - 1), 0);
         let total = |l: &Level| l.mass.iter().sum::<f64>();
         assert!((total(fine) - total(coarse)).abs() < 1e-9 * total(fine));
         assert!((total(fine) - RHO).abs() < 1e-9);
@@ -80,7 +82,19 @@ fn hierarchy_links_levels_by_tets_and_a_parent_tree() {
         assert!(h.levels[n].dt <= h.stable_dt(n));
         assert!(h.levels[n].fixed.iter().any(|&f| f));
     }
-    assert!(h.levels[0].dt * 2.0 > h.stable_dt(0) || h.halvings == 0);
+    // Each level's step is the largest stable one: twice it is unstable, unless the level
+    // only matches the coarser level's count (e_n = e_{n−1}) or steps once a frame.
+    for n in 0..3 {
+        let e = h.step_exponents[n];
+        let matched = n > 0 && e == h.step_exponents[n - 1];
+        assert!(
+            h.levels[n].dt * 2.0 > h.stable_dt(n) || matched || e == 0,
+            "level {n}"
+        );
+    }
+    // Undamped, the Courant bound scales with the edge length: about one halving per level,
+    // as in §4.1.
+    assert!(h.step_exponents[2] > h.step_exponents[0]);
 }
 
 #[test]
