@@ -97,7 +97,8 @@ fn fixed_corotated_bar_under_200g_completes_with_no_inverted_tet() {
 /// 5 ms): the pairs start up to a centimetre deep and the surface push used to carry
 /// vertices through the thin tets behind them — the corotational tubes ended with 58 + 66
 /// tets inverted, the fixed corotated ones diverged. With the push guard
-/// (`contact/pipeline/push_guard.rs`) both complete and end with no tet inverted.
+/// (`[contact] push_guard = true`, `contact/pipeline/push_guard.rs`) both complete and end
+/// with no tet inverted.
 #[test]
 fn head_on_tubes_at_10_m_s_each_end_with_no_inverted_tet() {
     for model in [
@@ -106,6 +107,7 @@ fn head_on_tubes_at_10_m_s_each_end_with_no_inverted_tet() {
     ] {
         let mut s = scene("head_on");
         s.dt = 0.005;
+        s.contact.as_mut().unwrap().push_guard = true;
         for b in &mut s.bodies {
             b.model = model;
             b.velocity *= 5.0;
@@ -121,7 +123,12 @@ fn head_on_tubes_at_10_m_s_each_end_with_no_inverted_tet() {
         for b in &w.bodies {
             let end = b.min_volume_ratio();
             eprintln!("{} {}: end min ratio {end:.3}", model.name(), b.name);
-            assert!(end > 0.0, "{} {}: ends at {end} × rest", model.name(), b.name);
+            assert!(
+                end > 0.0,
+                "{} {}: ends at {end} × rest",
+                model.name(),
+                b.name
+            );
         }
     }
 }

@@ -25,6 +25,8 @@ pub(super) struct ContactSection {
     hold_contacts: Option<bool>,
     /// ... and body–body / self contact (default true).
     hold_surfaces: Option<bool>,
+    /// Body–body / self-contact pushes scaled so no tet behind them is crushed (default false).
+    push_guard: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -305,6 +307,9 @@ pub(super) fn contact(
         }
         if let Some(v) = c.hold_surfaces {
             s.hold_surfaces = v;
+        }
+        if let Some(v) = c.push_guard {
+            s.push_guard = v;
         }
     }
     s.validate().map_err(|e| e.to_string())?;

@@ -89,6 +89,12 @@ pub struct ContactSettings {
     /// the whole body answers the contact within the step (see
     /// `contact/pipeline/surface_hold.rs`); otherwise only those vertices are moved.
     pub hold_surfaces: bool,
+    /// Scale each body–body / self-contact push so that no tet behind a pushed vertex drops
+    /// below 10 % of its rest volume (`contact/pipeline/push_guard.rs`). Off by default: it
+    /// keeps tubes meeting at 20 m/s closing from ending inside out, but in slow, deep
+    /// pressing contact (the snapping torus) the pushes it scales leave pairs to the
+    /// fail-safe and the body gains energy (EXPERIMENTS.md, issue 12).
+    pub push_guard: bool,
 }
 
 impl Default for ContactSettings {
@@ -109,6 +115,7 @@ impl Default for ContactSettings {
             skin: 0.0,
             hold_contacts: true,
             hold_surfaces: true,
+            push_guard: false,
         }
     }
 }

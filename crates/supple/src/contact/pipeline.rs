@@ -185,6 +185,7 @@ impl Contact {
             Response::Springs { stiffness } => stiffness.unwrap_or(0.25 * lightest / (dt * dt)),
             Response::Projection => 0.0,
         };
+        let guard_pushes = settings.push_guard;
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
@@ -229,7 +230,7 @@ impl Contact {
             pushed: Vec::new(),
             pushed_u: Vec::new(),
             surface_moved: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
-            push_guard: if surfaces_meet {
+            push_guard: if surfaces_meet && guard_pushes {
                 push_guard::PushGuard::new(bodies)
             } else {
                 push_guard::PushGuard::default()

@@ -157,9 +157,9 @@ impl Contact {
                 correction -= (cut / len / denom) * dr_t;
             }
         }
-        // Not through the tets behind the pushed vertices (`push_guard.rs`).
+        // Not through the tets behind the pushed vertices (`push_guard.rs`), when asked.
         let mut alpha = 1.0_f64;
-        for k in 0..4 {
+        for k in (0..4).filter(|_| self.settings.push_guard) {
             let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
             let scale = inv(k) * h.hit.w[k];
             if scale != 0.0 {
