@@ -162,7 +162,8 @@ pub struct StepInputs<'a> {
     pub external: Option<&'a [Vector3<f64>]>,
     /// Exact constraints on this body alone (their points' body index is 0), for
     /// integrators that hold them inside the step (RKF45, at the acceleration level); the
-    /// world projects every exact constraint after the step in any case.
+    /// world projects every exact constraint after the step in any case. Empty for a body of
+    /// a linked group (RKF45 bodies joined by constraints), whose group holds them.
     pub exact: &'a [ExactConstraint],
     /// Time at the step's start (s).
     pub time: f64,

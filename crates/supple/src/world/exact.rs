@@ -141,11 +141,18 @@ impl World {
         }
     }
 
-    /// Hands each body's integrator the exact constraints on that body alone, re-indexed to
-    /// body 0 ([`crate::time::StepInputs::exact`]).
+    /// Forms the linked groups ([`super::linked`]) and hands each other body's integrator the
+    /// exact constraints on that body alone, re-indexed to body 0
+    /// ([`crate::time::StepInputs::exact`]); a linked group holds its members' constraints
+    /// itself.
     fn refresh_step_constraints(&mut self) {
+        self.linked
+            .rebuild(&self.exact.constraints, &self.integrators);
         for (b, input) in self.inputs.iter_mut().enumerate() {
             input.exact.clear();
+            if self.linked.is_linked(b) {
+                continue;
+            }
             for c in &self.exact.constraints {
                 if c.points().all(|p| p.body == b) {
                     let mut c = c.clone();
@@ -214,6 +221,8 @@ impl World {
         match result {
             Ok(p) => {
                 exact.last = p;
+                // RKF45's linked groups held their constraints in every stage too.
+                self.linked.add_stage_forces(h, &mut exact.forces);
                 Ok(())
             }
             Err(e) => Err((exact.constraints[0].point.body, e.to_string())),

@@ -17,6 +17,7 @@ mod control;
 mod exact;
 mod hold;
 mod interaction;
+mod linked;
 mod rigid;
 
 pub use control::{RunTotals, StepControl, StepReport};
@@ -103,6 +104,8 @@ pub struct World {
     exact: exact::Exact,
     /// Dynamic rigid cores (see [`World::add_rigid_core`]) and their bodies.
     rigid: Vec<(usize, crate::constraint::RigidCore)>,
+    /// Bodies joined by exact constraints that step together (RKF45; see `linked.rs`).
+    linked: linked::Linked,
 }
 
 impl World {
@@ -169,6 +172,7 @@ impl World {
             interaction: Default::default(),
             exact: Default::default(),
             rigid: Vec::new(),
+            linked: Default::default(),
         })
     }
 
@@ -307,6 +311,10 @@ impl World {
             input.time = t0;
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
+            if self.linked.is_linked(b) {
+                // Stepped with its group below, once every member's inputs are set.
+                continue;
+            }
             let stats = match &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
                 Some(contact) if integrator.restartable() => hold::solve_with_holds(
@@ -328,6 +336,7 @@ impl World {
             unconverged |= stats.solve_failed();
             total.accumulate(&stats);
         }
+        unconverged |= self.step_linked_groups(h)?;
         if let Some(contact) = &mut self.contact {
             // A state that already failed, or a vertex that jumped more than JUMP_FACTOR
             // rest diagonals in one step, is not worth the contact phase: the continuous
