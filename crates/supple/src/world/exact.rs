@@ -96,7 +96,8 @@ impl World {
     }
 
     /// The force constraint `id` exerted on its (first) point over the last step, `Nᵀλ/h`
-    /// (N); a link exerts the opposite on its second point.
+    /// (N), RKF45's stage multipliers included (their impulse `h Σ b_s λ_s` over the step's
+    /// substeps, `linked.rs`); a link exerts the opposite on its second point.
     pub fn constraint_force(&self, id: ConstraintId) -> Option<Vector3<f64>> {
         let i = self.exact.ids.iter().position(|&c| c == id)?;
         Some(self.exact.forces[i])

@@ -8,7 +8,10 @@
 //! in the same mode (adaptive, or the same fixed substeps), the set is a *linked group*: it
 //! steps as one system with shared step sizes and one acceleration projection per stage over
 //! all its constraints. A set that mixes integrators keeps the projection alone (an implicit
-//! body has no stages to share).
+//! body has no stages to share). A single RKF45 body with constraints of its own is a group
+//! of one: the same stages and projection as its integrator's own
+//! ([`crate::time::StepInputs::exact`]), and the group reports the stage multipliers' impulse
+//! in [`World::constraint_force`], so that the force is all the constraint did.
 
 use super::control::Failure;
 use super::World;
@@ -43,7 +46,8 @@ struct Group {
 }
 
 impl Linked {
-    /// Groups the bodies joined through `constraints` whose integrators can step together.
+    /// Groups the bodies joined through `constraints` whose integrators can step together
+    /// (every connected set with a constraint, all of whose bodies are RKF45 in one mode).
     pub(super) fn rebuild(
         &mut self,
         constraints: &[ExactConstraint],
@@ -72,7 +76,8 @@ impl Linked {
         self.group_of.resize(n, ALONE);
         for r in 0..n {
             let members: Vec<usize> = (0..n).filter(|&b| root(&mut parent, b) == r).collect();
-            if members.len() < 2 {
+            let constrained = |b: &usize| constraints.iter().any(|c| c.point.body == *b);
+            if !members.iter().any(constrained) {
                 continue;
             }
             let mode = |b: usize| integrators[b].as_rkf45().map(|rk| rk.settings.substeps);
