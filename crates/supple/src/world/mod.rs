@@ -13,6 +13,7 @@
 //! [`BodyInputs`] (rapier's pipeline: stages with their own scratch, bodies as data).
 
 use crate::body::Body;
+mod carried;
 mod control;
 mod exact;
 mod hold;
@@ -106,6 +107,8 @@ pub struct World {
     rigid: Vec<(usize, crate::constraint::RigidCore)>,
     /// Bodies joined by exact constraints that step together (RKF45; see `linked.rs`).
     linked: linked::Linked,
+    /// Per dynamic core, the carried constraint forces' sum and torque (`carried.rs`).
+    core_loads: Vec<(Vector3<f64>, Vector3<f64>)>,
 }
 
 impl World {
@@ -173,6 +176,7 @@ impl World {
             exact: Default::default(),
             rigid: Vec::new(),
             linked: Default::default(),
+            core_loads: Vec::new(),
         })
     }
 
@@ -217,6 +221,7 @@ impl World {
         }
         self.begin_interaction(t0);
         self.release_due_constraints(t0);
+        self.carry_constraint_forces();
         let result = self.advance(t0, self.dt, 0);
         self.end_interaction();
         self.steps += 1;
@@ -291,6 +296,8 @@ impl World {
     /// `split_possible`, a held contact that began well inside the step ends the try with
     /// [`Failure::Split`] before the held solve.
     fn attempt(&mut self, t0: f64, h: f64, split_possible: bool) -> Result<(), Failure> {
+        // The last step's constraint forces as loads (see `carried.rs`).
+        self.load_carried_forces();
         if let Some(contact) = &mut self.contact {
             // Contact springs skip the vertices held at the step's start.
             for (body, input) in self.bodies.iter().zip(&mut self.inputs) {

@@ -118,6 +118,12 @@ pub struct ExactSettings {
     pub tolerance: f64,
     /// At most this many Gauss–Newton iterations per step.
     pub max_iterations: usize,
+    /// Carry each constraint on dynamic rigid cores into the next step as a load (its force
+    /// over the last step), so that an implicit step moves the core as the constraint drives
+    /// it and the projection only corrects the force's change (the world's `carried.rs`).
+    /// Off by default: a lagged force is out of phase with fast skin vibration and can pump
+    /// energy into it (a thrown core on a hinge diverged within a step of it being carried).
+    pub carry_core_forces: bool,
 }
 
 impl Default for ExactSettings {
@@ -125,6 +131,7 @@ impl Default for ExactSettings {
         Self {
             tolerance: 1e-11,
             max_iterations: 20,
+            carry_core_forces: false,
         }
     }
 }
