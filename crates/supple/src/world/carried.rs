@@ -29,7 +29,7 @@
 //! on a core the loop contracts (the solve moves the core less than the projection's rigid
 //! mobility says, so each correction is a fraction of the force's change). It is not on by
 //! default because a lagged force is out of phase with fast skin vibration: a core on a
-//! hinge thrown with a spin diverged within one step of its hinge forces being carried.
+//! hinge thrown with a spin diverged within two steps of its hinge forces being carried.
 
 use super::World;
 use crate::time::BodyInputs;

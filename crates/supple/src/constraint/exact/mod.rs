@@ -122,7 +122,7 @@ pub struct ExactSettings {
     /// over the last step), so that an implicit step moves the core as the constraint drives
     /// it and the projection only corrects the force's change (the world's `carried.rs`).
     /// Off by default: a lagged force is out of phase with fast skin vibration and can pump
-    /// energy into it (a thrown core on a hinge diverged within a step of it being carried).
+    /// energy into it (a thrown core on a hinge diverged within two steps of it being carried).
     pub carry_core_forces: bool,
 }
 
