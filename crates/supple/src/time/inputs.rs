@@ -162,7 +162,8 @@ pub struct StepInputs<'a> {
     pub external: Option<&'a [Vector3<f64>]>,
     /// Exact constraints on this body alone (their points' body index is 0), for
     /// integrators that hold them inside the step (RKF45, at the acceleration level); the
-    /// world projects every exact constraint after the step in any case.
+    /// world projects every exact constraint after the step in any case. Empty for a body of
+    /// a linked group (RKF45 bodies joined by constraints), whose group holds them.
     pub exact: &'a [ExactConstraint],
     /// Time at the step's start (s).
     pub time: f64,
@@ -251,6 +252,11 @@ pub struct BodyInputs {
     pub external: Vec<Vector3<f64>>,
     /// True when `external` holds forces for the next step.
     pub has_external: bool,
+    /// `external` plus the loads the world carries into the step (the exact constraints'
+    /// forces of the last step, see `world/carried.rs`); what the integrator sees as the
+    /// external forces while `has_loads`.
+    pub loads: Vec<Vector3<f64>>,
+    pub has_loads: bool,
     /// Exact constraints on this body alone, re-indexed to body 0 (see
     /// [`StepInputs::exact`]); rebuilt when the world's constraints change.
     pub exact: Vec<ExactConstraint>,
@@ -271,6 +277,8 @@ impl BodyInputs {
             springs: Vec::new(),
             external: vec![Vector3::zeros(); n],
             has_external: false,
+            loads: vec![Vector3::zeros(); n],
+            has_loads: false,
             exact: Vec::new(),
             time: 0.0,
             moving: MovingHolds::new(n),
@@ -284,7 +292,11 @@ impl BodyInputs {
             fixed: &self.fixed,
             anchors: self.anchors.enabled().then_some(&self.anchors),
             springs: &self.springs,
-            external: self.has_external.then_some(self.external.as_slice()),
+            external: if self.has_loads {
+                Some(self.loads.as_slice())
+            } else {
+                self.has_external.then_some(self.external.as_slice())
+            },
             exact: &self.exact,
             time: self.time,
             moving: self.has_moving.then_some(&self.moving),

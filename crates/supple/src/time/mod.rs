@@ -19,6 +19,7 @@ pub use bdf::Bdf;
 pub use inputs::{Anchors, BodyInputs, MovingHolds, PointSpring, StepInputs};
 pub use newmark::Newmark;
 pub use newton::NewtonSettings;
+pub(crate) use rkf45::linked::LinkedStep;
 pub use rkf45::{Rkf45, Rkf45Settings};
 pub use static_solve::StaticEquilibrium;
 pub use symplectic_euler::{CourantBound, SymplecticEuler, COURANT_SAFETY};
@@ -165,6 +166,14 @@ pub trait Integrator: Send + std::fmt::Debug {
     /// state with more vertices held (the contact phase does this; see [`crate::contact`]).
     fn restartable(&self) -> bool {
         false
+    }
+    /// This integrator as [`Rkf45`], if it is one: the world steps bodies joined by exact links
+    /// together, stage by stage, when all of them are ([`LinkedStep`]).
+    fn as_rkf45(&self) -> Option<&Rkf45> {
+        None
+    }
+    fn as_rkf45_mut(&mut self) -> Option<&mut Rkf45> {
+        None
     }
     /// True when the scheme moves held vertices itself by [`StepInputs::moving`] (their
     /// positions are then left at the step's start); otherwise the caller places them at the

@@ -32,6 +32,24 @@ pub(super) struct Exact {
     core_of: Vec<Vec<u32>>,
     last: Projection,
     next: u64,
+    /// Per constraint, the force carried into this world step as a load (its force over the
+    /// last step; zero where not carried, see `carried.rs`).
+    carried: Vec<Vector3<f64>>,
+    /// Per constraint, the world steps begun with it (saturating).
+    age: Vec<u32>,
+}
+
+impl Exact {
+    /// The constraints and the forces they carry into this step as loads.
+    pub(super) fn carried(&self) -> impl Iterator<Item = (&ExactConstraint, &Vector3<f64>)> {
+        self.constraints.iter().zip(&self.carried)
+    }
+
+    /// The dynamic rigid core that vertex `v` of body `b` is in, if any.
+    pub(super) fn core_of(&self, b: usize, v: u32) -> Option<usize> {
+        let k = *self.core_of.get(b)?.get(v as usize)?;
+        (k != NO_CORE).then_some(k as usize)
+    }
 }
 
 /// Marks a vertex outside every dynamic rigid core in `Exact::core_of`.
@@ -51,6 +69,7 @@ impl World {
         exact.ids.push(id);
         exact.constraints.push(c);
         exact.forces.push(Vector3::zeros());
+        exact.age.push(0);
         self.refresh_step_constraints();
         Ok(id)
     }
@@ -86,6 +105,7 @@ impl World {
         exact.ids.remove(i);
         exact.constraints.remove(i);
         exact.forces.remove(i);
+        exact.age.remove(i);
         self.refresh_step_constraints();
         Ok(())
     }
@@ -96,7 +116,8 @@ impl World {
     }
 
     /// The force constraint `id` exerted on its (first) point over the last step, `Nᵀλ/h`
-    /// (N); a link exerts the opposite on its second point.
+    /// (N), RKF45's stage multipliers included (their impulse `h Σ b_s λ_s` over the step's
+    /// substeps, `linked.rs`); a link exerts the opposite on its second point.
     pub fn constraint_force(&self, id: ConstraintId) -> Option<Vector3<f64>> {
         let i = self.exact.ids.iter().position(|&c| c == id)?;
         Some(self.exact.forces[i])
@@ -132,6 +153,7 @@ impl World {
                 exact.ids.remove(i);
                 exact.constraints.remove(i);
                 exact.forces.remove(i);
+                exact.age.remove(i);
             } else {
                 i += 1;
             }
@@ -141,11 +163,18 @@ impl World {
         }
     }
 
-    /// Hands each body's integrator the exact constraints on that body alone, re-indexed to
-    /// body 0 ([`crate::time::StepInputs::exact`]).
+    /// Forms the linked groups ([`super::linked`]) and hands each other body's integrator the
+    /// exact constraints on that body alone, re-indexed to body 0
+    /// ([`crate::time::StepInputs::exact`]); a linked group holds its members' constraints
+    /// itself.
     fn refresh_step_constraints(&mut self) {
+        self.linked
+            .rebuild(&self.exact.constraints, &self.integrators);
         for (b, input) in self.inputs.iter_mut().enumerate() {
             input.exact.clear();
+            if self.linked.is_linked(b) {
+                continue;
+            }
             for c in &self.exact.constraints {
                 if c.points().all(|p| p.body == b) {
                     let mut c = c.clone();
@@ -161,8 +190,34 @@ impl World {
 
     /// The dynamic rigid core that vertex `v` of body `b` is in, if any.
     pub(super) fn core_of_vertex(&self, b: usize, v: u32) -> Option<usize> {
-        let k = *self.exact.core_of.get(b)?.get(v as usize)?;
-        (k != NO_CORE).then_some(k as usize)
+        self.exact.core_of(b, v)
+    }
+
+    /// At a world step's start: the force over the last step of each constraint whose points
+    /// all lie on dynamic rigid cores becomes the load it carries into this one
+    /// (`carried.rs`), once the constraint has been held through a whole step that began on
+    /// it (its third step: the first steps' force includes the impulse that brought an
+    /// inconsistent start onto the constraint, which is no force to repeat), when
+    /// [`ExactSettings::carry_core_forces`] is on. Constraints held in the stages of a linked
+    /// RKF45 group carry nothing.
+    pub(super) fn carry_constraint_forces(&mut self) {
+        let exact = &mut self.exact;
+        exact.carried.clear();
+        let core_of = &exact.core_of;
+        let in_core = |b: usize, v: u32| {
+            (core_of.get(b).and_then(|c| c.get(v as usize))).is_some_and(|&k| k != NO_CORE)
+        };
+        for ((c, f), age) in (exact.constraints.iter().zip(&exact.forces)).zip(&mut exact.age) {
+            let on_cores = c.points().all(|p| {
+                !self.linked.is_linked(p.body)
+                    && (0..4).all(|k| p.w[k] == 0.0 || in_core(p.body, p.vertices[k]))
+            });
+            let carry = exact.settings.carry_core_forces && on_cores && *age >= 2;
+            exact
+                .carried
+                .push(if carry { *f } else { Vector3::zeros() });
+            *age = age.saturating_add(1);
+        }
     }
 
     /// Records that `vertices` of body `b` (of `n` vertices) form dynamic core `k`.
@@ -214,6 +269,12 @@ impl World {
         match result {
             Ok(p) => {
                 exact.last = p;
+                // RKF45's linked groups held their constraints in every stage too, and the
+                // carried loads acted through the step.
+                self.linked.add_stage_forces(h, &mut exact.forces);
+                for (f, c) in exact.forces.iter_mut().zip(&exact.carried) {
+                    *f += c;
+                }
                 Ok(())
             }
             Err(e) => Err((exact.constraints[0].point.body, e.to_string())),

@@ -13,10 +13,12 @@
 //! [`BodyInputs`] (rapier's pipeline: stages with their own scratch, bodies as data).
 
 use crate::body::Body;
+mod carried;
 mod control;
 mod exact;
 mod hold;
 mod interaction;
+mod linked;
 mod rigid;
 
 pub use control::{RunTotals, StepControl, StepReport};
@@ -103,6 +105,10 @@ pub struct World {
     exact: exact::Exact,
     /// Dynamic rigid cores (see [`World::add_rigid_core`]) and their bodies.
     rigid: Vec<(usize, crate::constraint::RigidCore)>,
+    /// Bodies joined by exact constraints that step together (RKF45; see `linked.rs`).
+    linked: linked::Linked,
+    /// Per dynamic core, the carried constraint forces' sum and torque (`carried.rs`).
+    core_loads: Vec<(Vector3<f64>, Vector3<f64>)>,
 }
 
 impl World {
@@ -169,6 +175,8 @@ impl World {
             interaction: Default::default(),
             exact: Default::default(),
             rigid: Vec::new(),
+            linked: Default::default(),
+            core_loads: Vec::new(),
         })
     }
 
@@ -213,6 +221,7 @@ impl World {
         }
         self.begin_interaction(t0);
         self.release_due_constraints(t0);
+        self.carry_constraint_forces();
         let result = self.advance(t0, self.dt, 0);
         self.end_interaction();
         self.steps += 1;
@@ -287,6 +296,8 @@ impl World {
     /// `split_possible`, a held contact that began well inside the step ends the try with
     /// [`Failure::Split`] before the held solve.
     fn attempt(&mut self, t0: f64, h: f64, split_possible: bool) -> Result<(), Failure> {
+        // The last step's constraint forces as loads (see `carried.rs`).
+        self.load_carried_forces();
         if let Some(contact) = &mut self.contact {
             // Contact springs skip the vertices held at the step's start.
             for (body, input) in self.bodies.iter().zip(&mut self.inputs) {
@@ -307,6 +318,10 @@ impl World {
             input.time = t0;
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
+            if self.linked.is_linked(b) {
+                // Stepped with its group below, once every member's inputs are set.
+                continue;
+            }
             let stats = match &mut self.contact {
                 // Obstacle contact held inside the implicit solve (one-step schemes).
                 Some(contact) if integrator.restartable() => hold::solve_with_holds(
@@ -328,6 +343,7 @@ impl World {
             unconverged |= stats.solve_failed();
             total.accumulate(&stats);
         }
+        unconverged |= self.step_linked_groups(h)?;
         if let Some(contact) = &mut self.contact {
             // A state that already failed, or a vertex that jumped more than JUMP_FACTOR
             // rest diagonals in one step, is not worth the contact phase: the continuous

@@ -32,6 +32,9 @@
 //! the drift cannot promise.
 
 mod solve;
+mod stage;
+
+pub use stage::{StageBodies, StageBody};
 
 use super::{Keyframes, RigidCore};
 use nalgebra::{DMatrix, DVector, Vector3};
@@ -115,6 +118,12 @@ pub struct ExactSettings {
     pub tolerance: f64,
     /// At most this many Gauss–Newton iterations per step.
     pub max_iterations: usize,
+    /// Carry each constraint on dynamic rigid cores into the next step as a load (its force
+    /// over the last step), so that an implicit step moves the core as the constraint drives
+    /// it and the projection only corrects the force's change (the world's `carried.rs`).
+    /// Off by default: a lagged force is out of phase with fast skin vibration and can pump
+    /// energy into it (a thrown core on a hinge diverged within two steps of it being carried).
+    pub carry_core_forces: bool,
 }
 
 impl Default for ExactSettings {
@@ -122,6 +131,7 @@ impl Default for ExactSettings {
         Self {
             tolerance: 1e-11,
             max_iterations: 20,
+            carry_core_forces: false,
         }
     }
 }
@@ -306,67 +316,10 @@ impl Projector {
         })
     }
 
-    /// Eq. 6–8 of §3.2–3.3 with `G = Nᵀ`, for one body (its points' body index is 0):
-    /// `a ← a + W Nᵀ λ` with `(N W Nᵀ) λ = −(N a + ψ)`, so that `Φ̈ = 0` at `(x, v, t)`;
-    /// `ψ` holds the velocity and time terms of eq. 7 (a path's `−p̈(t)`, a sphere's
-    /// curvature term; planes and links have none). RKF45 calls this in every stage.
-    pub fn project_accelerations(
-        &mut self,
-        active: &[ExactConstraint],
-        body: &mut ProjectedBody,
-        a: &mut [Vector3<f64>],
-        t: f64,
-    ) -> Result<(), ExactError> {
-        let k: usize = active.iter().map(|c| c.rows()).sum();
-        if k == 0 {
-            return Ok(());
-        }
-        if self.a.nrows() != k {
-            self.a = DMatrix::zeros(k, k);
-            self.rhs = DVector::zeros(k);
-        }
-        let bodies: &mut [ProjectedBody] = std::slice::from_mut(body);
-        self.build_rows(active, bodies);
-        for (r, row) in self.rows.iter().enumerate() {
-            let mut na = 0.0;
-            for (_, v, coeff) in row.terms() {
-                na += coeff.dot(&a[v as usize]);
-            }
-            let psi = match &active[row.owner].kind {
-                ExactKind::Point { path } => {
-                    // p̈ by central differences (exact for linear pieces away from keys).
-                    let d = 1e-4;
-                    -row.g
-                        .dot(&((path.at(t + d) - 2.0 * path.at(t) + path.at(t - d)) / (d * d)))
-                }
-                ExactKind::Sphere { center, .. } => {
-                    let p = row.a;
-                    let d = p.eval(bodies.x(0)) - center;
-                    let dd = p.eval(bodies.v(0));
-                    let n = d.norm();
-                    if n > 0.0 {
-                        (dd.norm_squared() - row.g.dot(&dd).powi(2)) / n
-                    } else {
-                        0.0
-                    }
-                }
-                ExactKind::Plane { .. } | ExactKind::Link { .. } => 0.0,
-            };
-            self.rhs[r] = -(na + psi);
-        }
-        self.solve(bodies)?;
-        for (r, row) in self.rows.iter().enumerate() {
-            let lambda = self.rhs[r];
-            for (_, v, coeff) in row.terms() {
-                a[v as usize] += bodies.inv_mass(0)[v as usize] * lambda * coeff;
-            }
-        }
-        Ok(())
-    }
-
-    /// `forces[owner] += λ_r g_r · scale` (the impulses in `rhs` as forces on the first
-    /// points).
-    fn add_forces(&self, scale: f64, forces: &mut [Vector3<f64>]) {
+    /// `forces[owner] += λ_r g_r · scale` (the last solve's multipliers as forces on the
+    /// constraints' first points: after [`project_accelerations`](Self::project_accelerations)
+    /// `λ_r g_r` is the stage's constraint force).
+    pub fn add_forces(&self, scale: f64, forces: &mut [Vector3<f64>]) {
         for (r, row) in self.rows.iter().enumerate() {
             forces[row.owner] += self.rhs[r] * row.g * scale;
         }

@@ -24,28 +24,35 @@
 //! HNW I §II.4, with safety factor 0.9; no growth right after a rejection). The world's `dt` is
 //! covered exactly: the last substep is shortened to end on it, and the step proposed before
 //! that shortening is kept for the next world step. The first step is the smaller of `dt` and
-//! the Courant bound. A step below `dt · 1e-12` is accepted whatever its error (so a step
-//! always ends; the world's divergence check reports a state that went bad).
+//! the Courant bound. A trial that fails at the smallest step allowed, `dt / MAX_SUBSTEPS`,
+//! fails the world step (the world then halves it). The controller is in `control.rs`,
+//! shared with linked groups.
 //!
 //! **Exact constraints** (§3.2–3.3): the step's exact constraints on this body
 //! ([`StepInputs::exact`]) enter every stage at the acceleration level, eq. 6–8 with
 //! `G = Nᵀ`: `a ← a + W Nᵀ λ`, `(N W Nᵀ) λ = −(N a + ψ)`
 //! ([`Projector::project_accelerations`]), with `W` the inverse lumped mass (also for a
 //! consistent mass: the multiplier is then that of the lumped metric, which still gives
-//! `Φ̈ = 0` exactly); the world's projection after the step removes the drift.
+//! `Φ̈ = 0` exactly); the world's projection after the step removes the drift. Bodies joined
+//! by exact constraints (a link between two bodies) step together as one system, sharing step
+//! sizes and one acceleration projection per stage over all of them (`linked.rs`).
 //!
 //! With `substeps = n > 0` the integrator takes `n` equal steps per world step and no error
 //! control (Fehlberg's 4th-order solution with a fixed step, for order studies).
 
+mod control;
+pub(crate) mod linked;
+
 use super::symplectic_euler::CourantBound;
 use super::system::{zero_fixed, System};
-use super::{Integrator, StepError, StepInputs, StepStats, MAX_SUBSTEPS};
+use super::{Integrator, StepError, StepInputs, StepStats};
 use crate::body::Body;
 use crate::clock::Instant;
-use crate::constraint::exact::{ProjectedBody, Projector};
+use crate::constraint::exact::{Projector, StageBody};
 use crate::fem::MassKind;
 use crate::linalg::ordering::OrderingKind;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
+use control::Trial;
 use nalgebra::Vector3;
 
 /// Fehlberg's coupling coefficients `a_sj` (row `s`, `j < s`).
@@ -63,6 +70,12 @@ const A: [[f64; 5]; 6] = [
         -11.0 / 40.0,
     ],
 ];
+/// The node `c_s = Σ_j a_sj` of stage `s` (its time; the forces do not depend on `t`, the
+/// exact constraints' paths do).
+fn node(s: usize) -> f64 {
+    A[s].iter().sum()
+}
+
 /// 4th-order weights `b_s` (propagated).
 const B4: [f64; 6] = [
     25.0 / 216.0,
@@ -81,11 +94,6 @@ const E: [f64; 6] = [
     1.0 / 50.0,
     2.0 / 55.0,
 ];
-
-/// Step-size controller: safety factor and the bounds of the step ratio.
-const SAFETY: f64 = 0.9;
-const FAC_MIN: f64 = 0.2;
-const FAC_MAX: f64 = 5.0;
 
 /// Settings of [`Rkf45`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,11 +140,10 @@ pub struct Rkf45 {
     vs: Vec<Vector3<f64>>,
     force: Vec<Vector3<f64>>,
     partials: Vec<f64>,
-    /// Exact constraints: the projection's scratch, `1/m_i` of the lumped mass (0 on held
-    /// vertices), and the time of the current substep's start within the world step.
+    /// Exact constraints: the projection's scratch and `1/m_i` of the lumped mass (0 on
+    /// held vertices).
     projector: Projector,
     inv_w: Vec<f64>,
-    t_rel: f64,
 }
 
 impl Rkf45 {
@@ -191,7 +198,6 @@ impl Rkf45 {
             partials: vec![0.0; par::n_chunks(n)],
             projector: Projector::default(),
             inv_w: vec![0.0; n],
-            t_rel: 0.0,
         })
     }
 
@@ -219,7 +225,8 @@ impl Rkf45 {
         }
     }
 
-    /// Stage `s`: `kx[s] = v_s`, `kv[s] = M⁻¹ f(x_s, v_s)` at `(x_s, v_s) = y + h Σ a_sj k_j`.
+    /// Stage `s`: `kx[s] = v_s`, `kv[s] = M⁻¹ f(x_s, v_s)` at `(x_s, v_s) = y + h Σ a_sj k_j`
+    /// (before any exact constraint; false when the mass solve failed).
     fn stage(
         &mut self,
         body: &mut Body,
@@ -256,7 +263,7 @@ impl Rkf45 {
             &mut self.force,
         );
         let out = &mut self.kv[s];
-        let solved = match &mut self.mass {
+        match &mut self.mass {
             MassSolve::Lumped(inv) => {
                 let (f, inv, fixed) = (&self.force, &*inv, &self.fixed);
                 par::for_each_mut(out, |i, o| {
@@ -278,36 +285,58 @@ impl Rkf45 {
                 *factored = true;
                 stats.converged
             }
-        };
-        if !solved || inputs.exact.is_empty() {
-            return solved;
         }
-        let c: f64 = A[s].iter().sum();
-        let t = inputs.time + self.t_rel + c * h;
-        let mut view = ProjectedBody {
+    }
+
+    /// Eq. 8 in stage `s` for the exact constraints within this body
+    /// ([`StepInputs::exact`]), at the stage's time `t`.
+    fn hold_stage(&mut self, inputs: &StepInputs, s: usize, t: f64) -> bool {
+        if inputs.exact.is_empty() {
+            return true;
+        }
+        let mut view = StageBody {
             x: &mut self.xs,
             v: &mut self.vs,
             inv_mass: &self.inv_w,
+            a: &mut self.kv[s],
         };
         (self.projector)
-            .project_accelerations(inputs.exact, &mut view, &mut self.kv[s], t)
+            .project_accelerations(inputs.exact, &mut view, t)
             .is_ok()
     }
 
-    /// One trial step of size `h` from `(x, v)`: the stages, then the scaled error norm
-    /// (`0` without error control). The 4th-order result is left in `(xs, vs)`.
-    fn trial(
-        &mut self,
-        body: &mut Body,
-        inputs: &StepInputs,
-        h: f64,
-        gravity: &Vector3<f64>,
-        control: bool,
-    ) -> f64 {
-        let mut solved = true;
-        for s in 0..6 {
-            solved &= self.stage(body, inputs, s, h, gravity);
+    /// Prepares a world step from the body's state: the held set, `(x, v)`, and `1/m` for
+    /// the exact constraints (0 on held vertices).
+    fn begin(&mut self, body: &Body, inputs: &StepInputs, exact: bool) {
+        // The held set of this step (a consistent mass is refactored when it changes).
+        self.fixed.copy_from_slice(inputs.fixed);
+        self.x.copy_from_slice(&body.x);
+        self.v.copy_from_slice(&body.v);
+        zero_fixed(&self.fixed, &mut self.v);
+        if exact {
+            let (w, fixed) = (&mut self.inv_w, &self.fixed);
+            for ((w, &m), &held) in w.iter_mut().zip(&body.mass.lumped).zip(fixed) {
+                *w = if held || m <= 0.0 { 0.0 } else { 1.0 / m };
+            }
         }
+    }
+
+    /// Makes the last trial's result `(xs, vs)` the current state.
+    fn accept(&mut self) {
+        std::mem::swap(&mut self.x, &mut self.xs);
+        std::mem::swap(&mut self.v, &mut self.vs);
+        self.accepted += 1;
+    }
+
+    /// The first step of an adaptive world step: the last proposal, else the Courant bound.
+    fn first_step(&self, dt: f64) -> f64 {
+        self.h.unwrap_or(dt.min(self.courant_dt))
+    }
+
+    /// The end of a trial step of size `h` whose six stages are in `(kx, kv)`: the
+    /// 4th-order result into `(xs, vs)`, then the scaled error norm (`0` without error
+    /// control, `∞` when a stage was not `solved`).
+    fn combine(&mut self, h: f64, solved: bool, control: bool) -> f64 {
         let (x, v, kx, kv) = (&self.x, &self.v, &self.kx, &self.kv);
         par::for_each_mut(&mut self.xs, |i, xi| {
             *xi = x[i] + h * (0..6).map(|s| B4[s] * kx[s][i]).sum::<Vector3<f64>>();
@@ -359,6 +388,34 @@ impl Rkf45 {
     }
 }
 
+/// One body stepped alone, with the exact constraints within it.
+struct Single<'a, 'i> {
+    rk: &'a mut Rkf45,
+    body: &'a mut Body,
+    inputs: &'a StepInputs<'i>,
+    gravity: &'a Vector3<f64>,
+}
+
+impl Trial for Single<'_, '_> {
+    fn trial(&mut self, t_rel: f64, h: f64, control: bool) -> f64 {
+        let mut solved = true;
+        for s in 0..6 {
+            let t = self.inputs.time + t_rel + node(s) * h;
+            solved &= self.rk.stage(self.body, self.inputs, s, h, self.gravity)
+                && self.rk.hold_stage(self.inputs, s, t);
+        }
+        self.rk.combine(h, solved, control)
+    }
+
+    fn accept(&mut self) {
+        self.rk.accept();
+    }
+
+    fn reject(&mut self) {
+        self.rk.rejected += 1;
+    }
+}
+
 impl Integrator for Rkf45 {
     fn name(&self) -> &'static str {
         "rkf45"
@@ -372,91 +429,37 @@ impl Integrator for Rkf45 {
         gravity: &Vector3<f64>,
     ) -> Result<StepStats, StepError> {
         let t0 = Instant::now();
-        // The held set of this step (a consistent mass is refactored when it changes).
-        self.fixed.copy_from_slice(inputs.fixed);
         let mut stats = StepStats {
             solver_converged: true,
             ..StepStats::default()
         };
-        self.x.copy_from_slice(&body.x);
-        self.v.copy_from_slice(&body.v);
-        zero_fixed(&self.fixed, &mut self.v);
-        if !inputs.exact.is_empty() {
-            let (w, fixed) = (&mut self.inv_w, &self.fixed);
-            for ((w, &m), &held) in w.iter_mut().zip(&body.mass.lumped).zip(fixed) {
-                *w = if held || m <= 0.0 { 0.0 } else { 1.0 / m };
-            }
-        }
-        self.t_rel = 0.0;
-        if self.settings.substeps > 0 {
-            let n = self.settings.substeps as usize;
-            let h = dt / n as f64;
-            for _ in 0..n {
-                if !self.trial(body, inputs, h, gravity, false).is_finite() {
-                    stats.solver_converged = false;
-                }
-                std::mem::swap(&mut self.x, &mut self.xs);
-                std::mem::swap(&mut self.v, &mut self.vs);
-                self.t_rel += h;
-            }
-            self.accepted += n;
-            stats.substeps = n;
+        self.begin(body, inputs, !inputs.exact.is_empty());
+        let substeps = self.settings.substeps as usize;
+        let h = self.first_step(dt);
+        let mut one = Single {
+            rk: self,
+            body,
+            inputs,
+            gravity,
+        };
+        if substeps > 0 {
+            control::fixed_steps(&mut one, substeps, dt, &mut stats);
         } else {
-            // Bounded work: at most MAX_SUBSTEPS accepted steps (so no step below
-            // dt / MAX_SUBSTEPS) and as many rejected ones per world step.
-            let h_min = dt / MAX_SUBSTEPS as f64;
-            let mut h = self.h.unwrap_or(dt.min(self.courant_dt)).min(dt);
-            let mut t = 0.0;
-            let mut after_reject = false;
-            while t < dt {
-                let remaining = dt - t;
-                // Shorten the last step to end on dt (and avoid a sliver step after it).
-                let clamped = h >= remaining * (1.0 - 1e-12);
-                let h_try = if clamped { remaining } else { h };
-                let err = self.trial(body, inputs, h_try, gravity, true);
-                let fac = if err == 0.0 {
-                    FAC_MAX
-                } else if err.is_finite() {
-                    (SAFETY * err.powf(-0.2)).clamp(FAC_MIN, FAC_MAX)
-                } else {
-                    FAC_MIN
-                };
-                if err > 1.0 && (h_try <= h_min || stats.rejected_steps >= MAX_SUBSTEPS) {
-                    return Err(StepError::Bound {
-                        what: "RKF45 step-size control",
-                        detail: format!(
-                            "error {err:.3e} × tolerance at a step of {h_try:.3e} s after {} rejected trials (the smallest step allowed is dt / {MAX_SUBSTEPS} = {h_min:.3e} s)",
-                            stats.rejected_steps
-                        ),
-                    });
-                }
-                if err <= 1.0 {
-                    std::mem::swap(&mut self.x, &mut self.xs);
-                    std::mem::swap(&mut self.v, &mut self.vs);
-                    t = if clamped { dt } else { t + h_try };
-                    self.t_rel = t;
-                    self.accepted += 1;
-                    stats.substeps += 1;
-                    let grow = if after_reject { fac.min(1.0) } else { fac };
-                    // A shortened last step keeps the proposal it was cut from.
-                    if !clamped || h_try * grow > h {
-                        h = h_try * grow;
-                    }
-                    after_reject = false;
-                } else {
-                    self.rejected += 1;
-                    stats.rejected_steps += 1;
-                    h = h_try * fac;
-                    after_reject = true;
-                }
-                h = h.max(h_min);
-            }
-            self.h = Some(h);
+            let next = control::adaptive_steps(&mut one, h, dt, &mut stats)?;
+            self.h = Some(next);
         }
         body.x.copy_from_slice(&self.x);
         body.v.copy_from_slice(&self.v);
         stats.forces_s = t0.elapsed().as_secs_f64();
         Ok(stats)
+    }
+
+    fn as_rkf45(&self) -> Option<&Rkf45> {
+        Some(self)
+    }
+
+    fn as_rkf45_mut(&mut self) -> Option<&mut Rkf45> {
+        Some(self)
     }
 
     /// A retried step starts its step-size control afresh.
