@@ -90,8 +90,10 @@ pub(super) struct StepWindow<'a> {
 }
 
 /// Solves every pending lane's body once, in parallel (one body per task; each solve is
-/// deterministic, so the bits do not depend on which thread runs it). A solve after the
-/// first of the step is marked as a solve of the same step again ([`BodyInputs::again`]).
+/// deterministic, so the bits do not depend on which thread runs it). In the sliding hold,
+/// every later solve of the step starts again from the step's start (the holds put the body
+/// back there), so it is marked as the same step again ([`BodyInputs::again`]); the obstacle
+/// hold's second solve starts from moved vertices and is not.
 fn solve_round(
     bodies: &mut [Body],
     integrators: &mut [Box<dyn Integrator>],
@@ -111,8 +113,7 @@ fn solve_round(
             let result = integrator
                 .step_with(body, &input.view(), w.h, w.gravity)
                 .map_err(|e| Failure::Hard(b, e.to_string()));
-            // Every later solve of this body in this step starts from the same state.
-            input.again = true;
+            input.again |= lane.mode == Mode::Sliding;
             lane.last = Some(result);
         });
 }
