@@ -199,7 +199,8 @@ impl Integrator for LinearizedBackwardEuler {
         // The same step again from bitwise the same start (the contact holds' second solves):
         // forces and matrix depend on the start state, the forces, springs, anchors and loads,
         // never on the held set, so the last solve's are kept. On `contact_10k` (two 10k-tet
-        // bodies, each solved twice per step) they were ~20 % of the step.
+        // bodies, each solved twice per step) rotations, forces and assembly were ~13 % of the
+        // CPU time, half of it in the second solves (EXPERIMENTS.md, issue 18, contact_10k).
         let again = inputs.again
             && self.kept == Some((inputs.time, h))
             && same_bits(&body.x, &self.x_kept)
