@@ -91,7 +91,9 @@ struct Report {
     steps: usize,
     setup_ms: f64,
     wall_ms_per_step: Stat,
-    /// Per-phase medians over steps, summed over bodies.
+    /// Per-phase medians over steps, summed over bodies and over every solve of a step (the
+    /// bodies are solved side by side, so with several bodies and threads the sum can exceed
+    /// the wall time).
     phases_ms_median: Phases,
     solver_iterations: IterStat,
     /// One `y = K x` on each body's matrix pattern (median of 50), and the bandwidth it implies.
@@ -199,6 +201,9 @@ struct ContactPhases {
     narrow: f64,
     response: f64,
     total: f64,
+    /// The surface hold's second solves (holds, solves, momentum restore), a part of the
+    /// step outside `total` (its solves are also in `phases_ms_median`).
+    second_solves: f64,
 }
 
 #[derive(Serialize)]
@@ -228,6 +233,9 @@ struct Phases {
 struct IterStat {
     mean: f64,
     max: usize,
+    /// Linear solves per body and step (mean): more than 1 when contact holds take a step
+    /// again.
+    solves_mean: f64,
 }
 
 #[derive(Serialize)]
@@ -339,7 +347,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let cpu_start = process_cpu_ms();
     let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut iterations = Vec::new();
-    let mut contact: [Vec<f64>; 8] = Default::default();
+    let mut solves = Vec::new();
+    let mut contact: [Vec<f64>; 9] = Default::default();
     for _ in 0..args.steps {
         let t = Instant::now();
         world.step()?;
@@ -359,6 +368,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 c.broad_pairs as f64,
                 c.pairs_tested as f64,
                 c.contacts as f64,
+                c.resolve_s * 1e3,
             ]) {
                 v.push(x);
             }
@@ -368,6 +378,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         assembly.push(s.iter().map(|s| s.assembly_s).sum::<f64>() * 1e3);
         solve.push(s.iter().map(|s| s.solve_s).sum::<f64>() * 1e3);
         iterations.extend(s.iter().map(|s| s.solver_iterations));
+        solves.extend(s.iter().map(|s| s.substeps));
     }
     let cpu_ms_per_step_mean = process_cpu_ms()
         .zip(cpu_start)
@@ -442,6 +453,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         solver_iterations: IterStat {
             mean: iterations.iter().sum::<usize>() as f64 / iterations.len().max(1) as f64,
             max: iterations.iter().copied().max().unwrap_or(0),
+            solves_mean: solves.iter().sum::<usize>() as f64 / solves.len().max(1) as f64,
         },
         spmv,
         contact: world.contact().map(|c| ContactBench {
@@ -456,6 +468,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 narrow: median(&contact[1]),
                 response: median(&contact[2]),
                 total: median(&contact[3]),
+                second_solves: median(&contact[8]),
             },
             fraction_of_step_median: median(&contact[4]),
             broad_pairs_median: median(&contact[5]),

@@ -86,6 +86,10 @@ pub struct ContactStats {
     pub broad_s: f64,
     pub narrow_s: f64,
     pub response_s: f64,
+    /// Wall time (s) of the surface hold's second solves (`world/hold.rs`: the holds, the
+    /// bodies' solves and the momentum restore; not the contact phase run after them); 0
+    /// when none ran.
+    pub resolve_s: f64,
 }
 
 /// Contact state of a world (see the module doc).

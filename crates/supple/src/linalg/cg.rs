@@ -12,6 +12,7 @@
 //! not depend on the number of threads as long as the preconditioner's `apply` does not.
 
 use super::par::{self, SharedMut};
+use super::upper::UpperHalf;
 use super::{BlockCsr, PcgSettings};
 use nalgebra::{Matrix3, Vector3};
 use thiserror::Error;
@@ -62,6 +63,9 @@ pub struct CgWorkspace {
     q: Vec<Vector3<f64>>,
     partials: Vec<f64>,
     partials2: Vec<(f64, f64)>,
+    /// The upper half of the matrix, for the product of systems below
+    /// [`par::VEC_PAR_MIN`] rows (`linalg::upper`; filled at the first solve).
+    upper: UpperHalf,
 }
 
 impl CgWorkspace {
@@ -74,13 +78,15 @@ impl CgWorkspace {
             q: zero,
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+            upper: UpperHalf::default(),
         }
     }
 }
 
 /// Solves `A x = b` on the free vertices with preconditioner `precond`; `x` holds the first
 /// guess (warm start) on entry and its fixed entries are left untouched. Stops when
-/// `‖b − A x‖ ≤ tolerance · ‖b‖` on the free vertices or after `max_iterations`.
+/// `‖b − A x‖ ≤ tolerance · ‖b‖` on the free vertices or after `max_iterations`. `A` must be
+/// symmetric: below [`par::VEC_PAR_MIN`] rows the products `A p` read its upper half only.
 ///
 /// Block-diagonal preconditioners run the fused loop: three passes per iteration (`q = A p`
 /// with `p·q`; `x`, `r`, `z = P r` with `r·r` and `r·z`; `p = z + β p`) and the recurrence
@@ -105,8 +111,12 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
         q,
         partials,
         partials2,
+        upper,
     } = ws;
     let pattern = &*a.pattern;
+    // Below the size where the vector passes go parallel, `A p` runs on one thread from the
+    // matrix's upper half (half the bytes; `linalg::upper`).
+    let half = n < par_min;
     let b_norm = par::sum(n, partials, |i| {
         if fixed[i] {
             0.0
@@ -125,6 +135,9 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
             }
         }
         return Ok(CgInfo::default());
+    }
+    if half {
+        upper.load(a);
     }
     let diag = precond.block_diagonal().map(|d| d as *const [Matrix3<f64>]);
     // SAFETY: the slice lives in `precond`, which is not mutated while `diag` is used (the
@@ -152,24 +165,11 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
     while iterations < settings.max_iterations {
         // q = A p and p·q over free rows (p is zero on fixed rows).
         let pr = &*p;
-        let qp = SharedMut(q.as_mut_ptr());
-        par::chunked(n, par_min, partials, |range| {
-            let mut pq = 0.0;
-            for i in range {
-                let (s, e) = (pattern.row_ptr[i] as usize, pattern.row_ptr[i + 1] as usize);
-                let mut acc = Vector3::zeros();
-                for k in s..e {
-                    acc += a.values[k] * pr[pattern.cols[k] as usize];
-                }
-                // SAFETY: disjoint chunks; `i < n`.
-                unsafe { *qp.ptr().add(i) = acc };
-                if !fixed[i] {
-                    pq += pr[i].dot(&acc);
-                }
-            }
-            pq
-        });
-        let pq: f64 = partials[..par::n_chunks(n)].iter().sum();
+        let pq = if half {
+            upper.mul_dot(pattern, pr, q, fixed, partials)
+        } else {
+            full_product(a, pr, q, fixed, partials)
+        };
         if !pq.is_finite() {
             return Err(CgError::NonFinite { iterations });
         }
@@ -266,6 +266,37 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
         iterations,
         relative_residual,
     }))
+}
+
+/// `q = A p` and `p·q` over the free rows (`p` zero on fixed rows), in parallel chunks of rows
+/// summed in chunk order.
+fn full_product(
+    a: &BlockCsr,
+    p: &[Vector3<f64>],
+    q: &mut [Vector3<f64>],
+    fixed: &[bool],
+    partials: &mut [f64],
+) -> f64 {
+    let n = a.n_rows();
+    let pattern = &*a.pattern;
+    let qp = SharedMut(q.as_mut_ptr());
+    par::chunked(n, par::VEC_PAR_MIN, partials, |range| {
+        let mut pq = 0.0;
+        for i in range {
+            let (s, e) = (pattern.row_ptr[i] as usize, pattern.row_ptr[i + 1] as usize);
+            let mut acc = Vector3::zeros();
+            for k in s..e {
+                acc += a.values[k] * p[pattern.cols[k] as usize];
+            }
+            // SAFETY: disjoint chunks; `i < n`.
+            unsafe { *qp.ptr().add(i) = acc };
+            if !fixed[i] {
+                pq += p[i].dot(&acc);
+            }
+        }
+        pq
+    });
+    partials[..par::n_chunks(n)].iter().sum()
 }
 
 /// `r = b − A x` on free rows (zero on fixed rows), and `z = D⁻¹ r` when `diag` is given;

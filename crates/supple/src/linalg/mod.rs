@@ -16,6 +16,7 @@ mod ssor;
 pub mod symbolic;
 #[cfg(test)]
 pub(crate) mod test_support;
+mod upper;
 
 pub use amg::{Amg, AmgInfo, AmgSettings};
 pub use block_csr::{BlockCsr, BlockPattern};

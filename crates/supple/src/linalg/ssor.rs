@@ -5,9 +5,11 @@
 //! preconditioner is `P = M⁻¹` with `M = (D + L) D⁻¹ (D + U)` (Saad, *Iterative Methods for
 //! Sparse Linear Systems*, 2nd ed., §10.2, eq. 10.9 with ω = 1), symmetric positive definite
 //! whenever `A` is, since `D` is. `z = P r` is a forward sweep `(D + L) y = r` followed by a
-//! backward sweep `(D + U) z = D y`, i.e. `zᵢ = yᵢ − Dᵢ⁻¹ Σ_{j>i} Aᵢⱼ zⱼ`; both read the
-//! blocks of `A` in place (lower half forward, upper half backward), so no copy is kept.
-//! Fixed vertices hold zero, which removes their rows and columns.
+//! backward sweep `(D + U) z = D y`, i.e. `zᵢ = yᵢ − Dᵢ⁻¹ Σ_{j>i} Aᵢⱼ zⱼ`. Both sweeps read
+//! a compact copy of the upper half of `A` made at each refresh (`linalg::upper`: the forward
+//! sweep scatters along the rows of `U = Lᵀ`), so an application reads half the bytes of a
+//! full product where reading the lower half forward and the upper half backward in place
+//! read all of it. Fixed vertices hold zero, which removes their rows and columns.
 //!
 //! Until issue 18 this preconditioner ran its own CG loop with Eisenstat's trick (1981), which
 //! saves the product with `A` per iteration; it now runs in the shared loop (`linalg::cg`),
@@ -16,56 +18,42 @@
 
 use super::cg::Precond;
 use super::pcg::BlockJacobi;
+use super::upper::UpperHalf;
 use super::BlockCsr;
 use nalgebra::Vector3;
 
-/// The block SSOR preconditioner: the inverse diagonal blocks, refreshed per solve.
+/// The block SSOR preconditioner: the inverse diagonal blocks and the upper half of `A`,
+/// refreshed per solve.
 #[derive(Debug, Clone)]
 pub struct Ssor {
     jacobi: BlockJacobi,
+    upper: UpperHalf,
+    /// The forward sweep's sums.
+    acc: Vec<Vector3<f64>>,
 }
 
 impl Ssor {
     pub fn new(n: usize) -> Self {
         Self {
             jacobi: BlockJacobi::new(n),
+            upper: UpperHalf::default(),
+            acc: vec![Vector3::zeros(); n],
         }
     }
 
-    /// Takes the diagonal blocks of `a` on the free vertices.
+    /// Takes the diagonal blocks of `a` on the free vertices and its upper half.
     pub fn refresh(&mut self, a: &BlockCsr, fixed: &[bool]) {
         self.jacobi.refresh(a, fixed);
+        self.upper.load(a);
+        self.acc.resize(a.n_rows(), Vector3::zeros());
     }
 }
 
 impl Precond for Ssor {
     fn apply(&mut self, a: &BlockCsr, fixed: &[bool], r: &[Vector3<f64>], z: &mut [Vector3<f64>]) {
-        let p = &*a.pattern;
         let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
-        let n = r.len();
-        // Forward: (D + L) y = r, y in z; fixed rows stay zero.
-        for i in 0..n {
-            if fixed[i] {
-                z[i] = Vector3::zeros();
-                continue;
-            }
-            let mut s = r[i];
-            for k in p.row_ptr[i] as usize..p.diag[i] as usize {
-                s -= a.values[k] * z[p.cols[k] as usize];
-            }
-            z[i] = d_inv[i] * s;
-        }
-        // Backward: zᵢ = yᵢ − Dᵢ⁻¹ Σ_{j>i} Aᵢⱼ zⱼ.
-        for i in (0..n).rev() {
-            if fixed[i] {
-                continue;
-            }
-            let mut s = Vector3::zeros();
-            for k in p.diag[i] as usize + 1..p.row_ptr[i + 1] as usize {
-                s += a.values[k] * z[p.cols[k] as usize];
-            }
-            z[i] -= d_inv[i] * s;
-        }
+        self.upper
+            .ssor(&a.pattern, d_inv, fixed, r, z, &mut self.acc);
     }
 }
 

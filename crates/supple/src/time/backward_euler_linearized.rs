@@ -30,7 +30,7 @@ use super::{
 use crate::body::Body;
 use crate::clock::Instant;
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind, SolverError};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 #[derive(Debug)]
 pub struct LinearizedBackwardEuler {
@@ -59,6 +59,17 @@ pub struct LinearizedBackwardEuler {
     /// impulses come from the linear solve (not from a Newton fallback).
     sliding: Sliding,
     sliding_solved: bool,
+    /// The start of the last solve that computed its forces and matrix: step start time,
+    /// `h`, positions and velocities. A solve of the same step again
+    /// ([`StepInputs::again`]) from bitwise this start keeps both (see
+    /// [`Integrator::step_with`] below).
+    kept: Option<(f64, f64)>,
+    x_kept: Vec<Vector3<f64>>,
+    v_kept: Vec<Vector3<f64>>,
+    /// `a` before the sliding filter changed it (values, allocated at the first filter), and
+    /// whether `a` still holds the matrix as assembled.
+    a_unfiltered: Vec<Matrix3<f64>>,
+    a_intact: bool,
 }
 
 /// Share of the start's kinetic + elastic energy a linearized step of a barrier model may
@@ -126,6 +137,11 @@ impl LinearizedBackwardEuler {
             fallbacks: 0,
             sliding: Sliding::default(),
             sliding_solved: false,
+            kept: None,
+            x_kept: vec![Vector3::zeros(); n],
+            v_kept: vec![Vector3::zeros(); n],
+            a_unfiltered: Vec::new(),
+            a_intact: false,
         })
     }
 
@@ -180,29 +196,56 @@ impl Integrator for LinearizedBackwardEuler {
                 body.x.copy_from_slice(&self.x_start);
             }
         }
-        // f(x) without the damping forces, which act at v⁺ through the matrix; a point
-        // spring's damping toward its moving target keeps its constant part `d ṗ` here.
-        self.force.fill(Vector3::zeros());
-        // The positions are lent out of the body for the call (a move, no allocation).
-        let x = std::mem::take(&mut body.x);
-        self.system
-            .position_forces(body, inputs, &x, true, &mut self.force);
-        body.x = x;
-        for s in inputs.springs {
-            s.add_target_damping(&mut self.force);
+        // The same step again from bitwise the same start (the contact holds' second solves):
+        // forces and matrix depend on the start state, the forces, springs, anchors and loads,
+        // never on the held set, so the last solve's are kept. On `contact_10k` (two 10k-tet
+        // bodies, each solved twice per step) rotations, forces and assembly were ~13 % of the
+        // CPU time, half of it in the second solves (EXPERIMENTS.md, issue 18, contact_10k).
+        let again = inputs.again
+            && self.kept == Some((inputs.time, h))
+            && same_bits(&body.x, &self.x_kept)
+            && same_bits(&body.v, &self.v_kept);
+        if !again {
+            // f(x) without the damping forces, which act at v⁺ through the matrix; a point
+            // spring's damping toward its moving target keeps its constant part `d ṗ` here.
+            self.force.fill(Vector3::zeros());
+            // The positions are lent out of the body for the call (a move, no allocation).
+            let x = std::mem::take(&mut body.x);
+            self.system
+                .position_forces(body, inputs, &x, true, &mut self.force);
+            body.x = x;
+            for s in inputs.springs {
+                s.add_target_damping(&mut self.force);
+            }
+            self.kept = Some((inputs.time, h));
+            self.x_kept.copy_from_slice(&body.x);
+            self.v_kept.copy_from_slice(&body.v);
         }
         let t1 = Instant::now();
 
         let constant = System::matrix_is_constant(body, inputs);
         let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
         let sliding = self.sliding.has_sliding();
-        let changed = sliding || !(constant && self.assembled_for == Some(h));
-        if changed {
-            // (1 + hα) M + h D + (hβ + h²) K.
-            self.system
-                .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
-            self.assembled_for = constant.then_some(h);
-        }
+        let changed = if again {
+            // The kept matrix as assembled (the last solve's filter changed `a`). The solver
+            // gets the matrix of its last call unless either solve filters it.
+            let was_filtered = !self.a_intact;
+            if was_filtered {
+                self.a.values.copy_from_slice(&self.a_unfiltered);
+                self.a_intact = true;
+            }
+            was_filtered || sliding
+        } else {
+            let changed = sliding || !self.a_intact || !(constant && self.assembled_for == Some(h));
+            if changed {
+                // (1 + hα) M + h D + (hβ + h²) K.
+                self.system
+                    .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
+                self.assembled_for = constant.then_some(h);
+                self.a_intact = true;
+            }
+            changed
+        };
         let t2 = Instant::now();
 
         // rhs = M v + h (f + m g); the lumped masses are the row sums of M, so M g = m g.
@@ -242,6 +285,15 @@ impl Integrator for LinearizedBackwardEuler {
         constraints.project(&mut self.rhs);
         constraints.project(&mut self.v_new);
         if captured {
+            if sliding {
+                // Kept for a solve of the same step again (the filter changes `a`).
+                if self.a_unfiltered.len() != self.a.values.len() {
+                    self.a_unfiltered = self.a.values.clone();
+                } else {
+                    self.a_unfiltered.copy_from_slice(&self.a.values);
+                }
+                self.a_intact = false;
+            }
             self.sliding
                 .filter(&mut self.a, &mut self.rhs, &mut self.v_new);
         }
@@ -328,6 +380,14 @@ impl Integrator for LinearizedBackwardEuler {
             ..StepStats::default()
         })
     }
+}
+
+/// True when the two vectors hold the same bits.
+fn same_bits(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(p, q)| (p.iter().zip(q.iter())).all(|(s, t)| s.to_bits() == t.to_bits()))
 }
 
 /// Moves the held vertices of `inputs.moving` to their end-of-step positions.

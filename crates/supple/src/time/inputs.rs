@@ -171,6 +171,12 @@ pub struct StepInputs<'a> {
     /// position, for integrators that take them ([`super::Integrator::moves_held_vertices`]);
     /// the others get them already placed at the step's end.
     pub moving: Option<&'a MovingHolds>,
+    /// This solve is the same step of the body again, from the same start state and with
+    /// the same forces, springs, anchors and loads as its last solve; only the held set
+    /// (`fixed`, `moving`) differs (the contact holds' second solves). An integrator may
+    /// then keep what it computed from the start state (forces, matrix) instead of
+    /// computing it again.
+    pub again: bool,
 }
 
 /// Vertices with a prescribed velocity over the step (the contact hold), for integrators
@@ -220,6 +226,7 @@ impl<'a> StepInputs<'a> {
             exact: &[],
             time: 0.0,
             moving: None,
+            again: false,
         }
     }
 
@@ -266,6 +273,9 @@ pub struct BodyInputs {
     pub moving: MovingHolds,
     /// True while some vertex of `moving` is on.
     pub has_moving: bool,
+    /// The solve is the same step again (see [`StepInputs::again`]); set by the world's
+    /// contact holds.
+    pub again: bool,
 }
 
 impl BodyInputs {
@@ -283,6 +293,7 @@ impl BodyInputs {
             time: 0.0,
             moving: MovingHolds::new(n),
             has_moving: false,
+            again: false,
         }
     }
 
@@ -300,6 +311,7 @@ impl BodyInputs {
             exact: &self.exact,
             time: self.time,
             moving: self.has_moving.then_some(&self.moving),
+            again: self.again,
         }
     }
 }

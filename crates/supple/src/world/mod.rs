@@ -109,6 +109,8 @@ pub struct World {
     linked: linked::Linked,
     /// Per dynamic core, the carried constraint forces' sum and torque (`carried.rs`).
     core_loads: Vec<(Vector3<f64>, Vector3<f64>)>,
+    /// Each body's progress through the step's solves (`hold.rs`).
+    lanes: Vec<hold::Lane>,
 }
 
 impl World {
@@ -152,7 +154,8 @@ impl World {
                 return Err(WorldError::DuplicateName(b.name.clone()));
             }
         }
-        let last_stats = vec![StepStats::default(); bodies.len()];
+        let n_bodies = bodies.len();
+        let last_stats = vec![StepStats::default(); n_bodies];
         let snapshots = vec![Snapshot::for_bodies(&bodies)];
         let inputs = bodies
             .iter()
@@ -177,6 +180,9 @@ impl World {
             rigid: Vec::new(),
             linked: Default::default(),
             core_loads: Vec::new(),
+            lanes: std::iter::repeat_with(hold::Lane::default)
+                .take(n_bodies)
+                .collect(),
         })
     }
 
@@ -305,43 +311,47 @@ impl World {
             }
             contact.begin_step(&self.bodies, &mut self.inputs);
         }
-        let mut unconverged = false;
-        for (b, (((body, integrator), total), input)) in (self.bodies.iter_mut())
-            .zip(&mut self.integrators)
-            .zip(&mut self.last_stats)
-            .zip(&mut self.inputs)
-            .enumerate()
-        {
+        for (b, (body, input)) in self.bodies.iter_mut().zip(&mut self.inputs).enumerate() {
             // The step's inputs: the held set at the step's end, the grab springs.
             body.set_time(t0 + h);
             input.fixed.copy_from_slice(&body.fixed);
             input.time = t0;
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
-            if self.linked.is_linked(b) {
-                // Stepped with its group below, once every member's inputs are set.
-                continue;
+        }
+        // Every body's solves (with the obstacle holds of one-step schemes), the bodies side
+        // by side (`hold.rs`); the first failure in body order ends the try. Bodies of a
+        // linked group step with their group below, once every member's inputs are set.
+        let window = hold::StepWindow {
+            t0,
+            h,
+            gravity: &self.gravity,
+        };
+        let linked = &self.linked;
+        hold::solve_bodies(
+            self.contact.as_mut(),
+            &mut self.bodies,
+            &mut self.integrators,
+            &mut self.inputs,
+            &mut self.lanes,
+            window,
+            split_possible,
+            &|b| linked.is_linked(b),
+        );
+        let mut unconverged = false;
+        let mut failure = None;
+        for (lane, total) in self.lanes.iter_mut().zip(&mut self.last_stats) {
+            match lane.take() {
+                Some(Ok(stats)) if failure.is_none() => {
+                    unconverged |= stats.solve_failed();
+                    total.accumulate(&stats);
+                }
+                Some(Err(e)) if failure.is_none() => failure = Some(e),
+                _ => {}
             }
-            let stats = match &mut self.contact {
-                // Obstacle contact held inside the implicit solve (one-step schemes).
-                Some(contact) if integrator.restartable() => hold::solve_with_holds(
-                    contact,
-                    integrator.as_mut(),
-                    body,
-                    input,
-                    b,
-                    t0,
-                    h,
-                    &self.gravity,
-                    split_possible,
-                    false,
-                )?,
-                _ => integrator
-                    .step_with(body, &input.view(), h, &self.gravity)
-                    .map_err(|e| Failure::Hard(b, e.to_string()))?,
-            };
-            unconverged |= stats.solve_failed();
-            total.accumulate(&stats);
+        }
+        if let Some(e) = failure {
+            return Err(e);
         }
         unconverged |= self.step_linked_groups(h)?;
         if let Some(contact) = &mut self.contact {
@@ -371,9 +381,12 @@ impl World {
                 &mut self.integrators,
                 &mut self.inputs,
                 &mut self.last_stats,
-                t0,
-                h,
-                &self.gravity,
+                &mut self.lanes,
+                hold::StepWindow {
+                    t0,
+                    h,
+                    gravity: &self.gravity,
+                },
             )?;
         }
         self.project_rigid_cores();

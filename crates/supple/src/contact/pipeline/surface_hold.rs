@@ -80,6 +80,12 @@ impl Contact {
         held.len()
     }
 
+    /// Records the wall time (s) of the step's second solves in the statistics
+    /// ([`ContactStats::resolve_s`](super::ContactStats::resolve_s)).
+    pub fn note_resolve_time(&mut self, seconds: f64) {
+        self.stats.resolve_s = seconds;
+    }
+
     /// Records every body's momenta after the first contact phase, before the second solves
     /// (see [`restore_island_momenta`](Self::restore_island_momenta)).
     pub fn record_surface_momenta(&mut self, bodies: &[Body]) {
