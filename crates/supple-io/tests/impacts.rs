@@ -87,7 +87,7 @@ fn fixed_corotated_bar_under_200g_completes_with_no_inverted_tet() {
         );
         assert!(end > 0.0, "dt {dt}: a tet ends at volume {end} × rest");
         assert!(
-            volume > 0.5 && volume < 2.0,
+            (0.5..2.0).contains(&volume),
             "dt {dt}: volume {volume} × rest"
         );
     }

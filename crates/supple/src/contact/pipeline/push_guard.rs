@@ -147,7 +147,7 @@ mod tests {
         body.x[corner] += again * inward;
         let w = worst(&body);
         assert!(
-            w >= 0.5 * MIN_VOLUME_RATIO - 1e-9 && w < MIN_VOLUME_RATIO,
+            (0.5 * MIN_VOLUME_RATIO - 1e-9..MIN_VOLUME_RATIO).contains(&w),
             "{w}"
         );
     }
