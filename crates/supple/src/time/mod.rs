@@ -168,7 +168,7 @@ pub trait Integrator: Send + std::fmt::Debug {
         false
     }
     /// This integrator as [`Rkf45`], if it is one: the world steps bodies joined by exact links
-    /// together, stage by stage, when all of them are ([`LinkedStep`]).
+    /// together, stage by stage, when all of them are (`time::rkf45::linked`).
     fn as_rkf45(&self) -> Option<&Rkf45> {
         None
     }
