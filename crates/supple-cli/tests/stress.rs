@@ -34,8 +34,8 @@ fn quick_matrix_writes_table_and_runs() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    // 6 models × 3 cases × 1 step, one progress line each.
-    let runs = 18;
+    // 7 models × 3 cases × 1 step, one progress line each.
+    let runs = 21;
     assert_eq!(stderr.lines().filter(|l| l.starts_with('[')).count(), runs);
 
     let csv = std::fs::read_to_string(out.join("runs.csv")).unwrap();
@@ -89,6 +89,7 @@ fn quick_matrix_writes_table_and_runs() {
         "stvk",
         "hybrid",
         "liesenfeld_stolfi",
+        "fixed_corotated",
     ] {
         assert_eq!(
             rows.iter()
@@ -97,11 +98,11 @@ fn quick_matrix_writes_table_and_runs() {
             3
         );
     }
-    // The four targets, each judged.
+    // The four targets and the fixed corotated line, each judged.
     let targets: Vec<_> = table
         .lines()
         .filter(|l| l.starts_with("- **PASS**") || l.starts_with("- **FAIL**"))
         .collect();
-    assert_eq!(targets.len(), 4, "{table}");
+    assert_eq!(targets.len(), 5, "{table}");
     let _ = std::fs::remove_dir_all(&out);
 }
