@@ -64,9 +64,7 @@ impl FixedCorotated {
     /// `P̂ᵢ = 2μ (σᵢ − 1) + λ (J − 1) σⱼσₖ` (see the module notes).
     fn diagonal_stress(&self, s: &Vector3<f64>) -> Vector3<f64> {
         let Lame { mu, lambda } = self.lame;
-        let j = s.product();
-        let g = Vector3::new(s[1] * s[2], s[0] * s[2], s[0] * s[1]);
-        2.0 * mu * (s - Vector3::repeat(1.0)) + lambda * (j - 1.0) * g
+        2.0 * mu * (s - Vector3::repeat(1.0)) + lambda * (s.product() - 1.0) * det_gradient(s)
     }
 
     /// The diagonal Hessian `A` and the symmetric- and rotation-mode eigenvalues of the pairs
@@ -75,7 +73,7 @@ impl FixedCorotated {
     fn diagonal_tangent(&self, s: &Vector3<f64>) -> (Matrix3<f64>, [f64; 3], [f64; 3]) {
         let Lame { mu, lambda } = self.lame;
         let j = s.product();
-        let g = Vector3::new(s[1] * s[2], s[0] * s[2], s[0] * s[1]);
+        let g = det_gradient(s);
         let hess_j = Matrix3::new(0.0, s[2], s[1], s[2], 0.0, s[0], s[1], s[0], 0.0);
         let a = Matrix3::from_diagonal_element(2.0 * mu)
             + lambda * g * g.transpose()
@@ -150,6 +148,11 @@ impl HyperelasticLaw for FixedCorotated {
         }
         h
     }
+}
+
+/// `∂J/∂σ = (σ₂σ₃, σ₁σ₃, σ₁σ₂)` for `J = σ₁σ₂σ₃`.
+fn det_gradient(s: &Vector3<f64>) -> Vector3<f64> {
+    Vector3::new(s[1] * s[2], s[0] * s[2], s[0] * s[1])
 }
 
 /// `dP[dF] = U dP̂ Vᵀ` with `dP̂` from `dF̂ = Uᵀ dF V`: `A` on the diagonal entries, the pair
@@ -241,14 +244,8 @@ mod tests {
                 );
             }
             let (_, s, _) = signed_svd(&f);
-            let Lame { mu, lambda } = l.lame;
-            let j = s.product();
-            let g = Vector3::new(s[1] * s[2], s[0] * s[2], s[0] * s[1]);
-            let hess_j = Matrix3::new(0.0, s[2], s[1], s[2], 0.0, s[0], s[1], s[0], 0.0);
-            let a = Matrix3::from_diagonal_element(2.0 * mu)
-                + lambda * g * g.transpose()
-                + lambda * (j - 1.0) * hess_j;
-            let (_, sym, rot) = FixedCorotated::exact(l.lame).diagonal_tangent(&s);
+            // The unprojected, unclamped diagonal tangent: is anything clamped here?
+            let (a, sym, rot) = FixedCorotated::exact(l.lame).diagonal_tangent(&s);
             let unclamped = a.symmetric_eigen().eigenvalues.min() > 0.0
                 && sym.iter().chain(&rot).all(|&x| x > 0.0);
             if unclamped {
