@@ -49,6 +49,9 @@ use crate::clock::Instant;
 use crate::fem::feasible::{first_nonpositive, max_feasible_step};
 use crate::linalg::{par, BlockCsr, LinearSolver, LinearSolverKind};
 use nalgebra::Vector3;
+use residual::{residual, Buffers};
+
+mod residual;
 
 /// Fraction of the distance to the first zero-volume crossing that a barrier model's Newton
 /// step may go (see [`Newton::line_search`]).
@@ -568,63 +571,4 @@ fn reached(norm: f64, target: f64) -> bool {
 /// `Σ a_i · b_i` (deterministic for any thread count).
 fn dot(a: &[Vector3<f64>], b: &[Vector3<f64>], partials: &mut [f64]) -> f64 {
     par::sum(a.len(), partials, |i| a[i].dot(&b[i]))
-}
-
-/// Output buffers of one residual evaluation.
-struct Buffers<'a> {
-    x: &'a mut [Vector3<f64>],
-    g: &'a mut [Vector3<f64>],
-    f: &'a mut [Vector3<f64>],
-    mv: &'a mut [Vector3<f64>],
-    partials: &'a mut [f64],
-}
-
-/// Writes `x = ξ + γ u` (fixed vertices: `ξ`), the forces at `x`, and `g = −r(u)` (zero on
-/// fixed vertices); returns `‖r‖`. Refreshes the model's frames at `x`.
-fn residual(
-    system: &mut System,
-    body: &mut Body,
-    form: &Formula,
-    u: &[Vector3<f64>],
-    out: Buffers,
-) -> f64 {
-    let Buffers {
-        x,
-        g,
-        f,
-        mv,
-        partials,
-    } = out;
-    let (xi, gamma) = (form.xi, form.gamma);
-    let fixed = form.inputs.fixed;
-    par::for_each_mut(x, |i, xi_out| {
-        *xi_out = if fixed[i] {
-            xi[i]
-        } else {
-            xi[i] + gamma * u[i]
-        }
-    });
-    match form.eta {
-        Some(eta) => {
-            // g = γ (f(x, u) + M g) − M (u − η)   (the negative of r).
-            system.forces(body, &form.inputs, x, u, &form.gravity, true, f);
-            par::for_each_mut(g, |i, gi| *gi = u[i] - eta[i]);
-            body.mass.mul_vec(&body.elems, g, mv);
-            let (f, mv) = (&*f, &*mv);
-            par::for_each_mut(g, |i, gi| *gi = gamma * f[i] - mv[i]);
-        }
-        None => {
-            // g = f(x) + M g with the velocity-independent forces only: at v = 0 no damping
-            // force acts (and System::forces would assemble K for a Rayleigh β only to
-            // multiply it by zero).
-            let (lumped, load) = (&body.mass.lumped, form.gravity);
-            par::for_each_mut(f, |i, fi| *fi = lumped[i] * load);
-            system.position_forces(body, &form.inputs, x, true, f);
-            g.copy_from_slice(f);
-        }
-    }
-    zero_fixed(fixed, g);
-    body.constraints.project(g);
-    let g = &*g;
-    par::sum(g.len(), partials, |i| g[i].norm_squared()).sqrt()
 }
