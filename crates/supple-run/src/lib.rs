@@ -12,5 +12,6 @@ pub mod plots;
 pub mod record;
 mod run;
 pub mod skin;
+mod summary;
 
 pub use run::{run_scene, Progress, RunOptions, RunOutcome, RunReport, Silent};

@@ -1,10 +1,13 @@
 //! What a run records: per-frame metrics rows (metrics.csv) and the run summary (summary.json).
 
-use serde::Serialize;
 use std::io::Write;
 use supple::nalgebra::Vector3;
 use supple::world::World;
 use supple_io::scene::Probe;
+
+pub use crate::summary::{
+    median, BodySummary, ContactSummary, ProbeSummary, ReactionSummary, Summary,
+};
 
 /// Running extremes of one body over the run.
 struct BodyTrack {
@@ -497,78 +500,6 @@ impl Recorder {
     }
 }
 
-pub fn median(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
-#[derive(Serialize)]
-pub struct Summary {
-    pub scene: String,
-    pub steps: usize,
-    pub sim_time: f64,
-    pub dt: f64,
-    pub diverged: bool,
-    /// The run was stopped by Ctrl-C (SIGINT/SIGTERM) after `steps` steps.
-    pub interrupted: bool,
-    /// What loading the scene's meshes left out or changed (skipped cells, dropped
-    /// vertices, swapped tets).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub mesh_notes: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diverged_step: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diverged_body: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diverged_reason: Option<String>,
-    /// World steps that the step control retried with shorter steps, the failed tries in
-    /// all, the shortest step taken, and the steps kept with unconverged solves.
-    pub retried_steps: usize,
-    pub retries: usize,
-    pub dt_min: f64,
-    pub unconverged_steps: usize,
-    /// Steps split at the start of an obstacle contact (`[step_control] contact_splits`),
-    /// summed over the run.
-    pub contact_splits: usize,
-    /// Steps in which a Newton solve (implicit integrators, static load steps) ended above
-    /// its tolerance.
-    pub newton_unconverged_steps: usize,
-    pub wall_ms_per_step_median: f64,
-    pub wall_ms_per_step_min: f64,
-    pub threads: usize,
-    pub integrator: String,
-    /// Start-up notes of the integrator (e.g. the Courant bound), `body: note`.
-    pub integrator_notes: Vec<String>,
-    /// End-of-run counters of the integrator (`body.counter`: factorizations, ladder level
-    /// usage, accepted/rejected steps).
-    pub integrator_counters: std::collections::BTreeMap<String, f64>,
-    /// Total energy (kinetic + elastic + gravitational) at the start and end, and the largest
-    /// `|E(t) − E(0)|` over all steps relative to `max(|E(0)|, max_t (kinetic + elastic))`;
-    /// absent when a model has no energy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy_total_initial: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy_total_final: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy_rel_drift_max: Option<f64>,
-    /// With exact constraints: the largest `max |Φ|` after any step (m).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub constraint_residual_max: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub contact: Option<ContactSummary>,
-    pub bodies: Vec<BodySummary>,
-    pub probes: Vec<ProbeSummary>,
-}
-
 /// The metrics columns of one reaction (`body.constraint.col`).
 const REACTION_COLUMNS: [&str; 6] = [
     "reaction_fx",
@@ -596,69 +527,6 @@ fn newton_failed(s: &supple::time::StepStats, static_run: bool) -> bool {
     !s.newton_converged && (s.newton_iterations > 0 || static_run)
 }
 
-/// One reaction in summary.json: force (N) and torque (N·m) about `point`.
-#[derive(Serialize)]
-pub struct ReactionSummary {
-    pub name: String,
-    pub force: [f64; 3],
-    pub torque: [f64; 3],
-    pub point: [f64; 3],
-}
-
-#[derive(Serialize)]
-pub struct BodySummary {
-    pub name: String,
-    pub model: String,
-    pub vertices: usize,
-    pub tets: usize,
-    pub fixed_vertices: usize,
-    pub mass: f64,
-    pub volume_rest: f64,
-    pub volume_final: f64,
-    pub volume_max_rel_change: f64,
-    /// Smallest current/rest tet volume ratio over the run, and at its end with the number
-    /// of tets inverted (volume ≤ 0) at the end.
-    pub min_tet_volume_ratio: f64,
-    pub min_tet_volume_ratio_final: f64,
-    pub inverted_tets_final: usize,
-    pub solver_iterations_mean: f64,
-    pub solver_iterations_max: usize,
-    pub solver_unconverged_steps: usize,
-    pub newton_iterations_mean: f64,
-    pub newton_iterations_max: usize,
-    /// Internal steps taken (adaptive integrators and the step ladder take several per step).
-    pub substeps: usize,
-    pub rejected_steps: usize,
-    /// Deepest penetration (m) any step produced before the contact response (present when
-    /// the scene has contact; see `ContactStats::max_penetration`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_penetration: Option<f64>,
-    /// Reaction force and torque of each constraint at the end (bodies with loads or
-    /// constraints; the body's own fixed vertices as `fixed`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub reactions: Vec<ReactionSummary>,
-}
-
-/// Contact settings and totals of a run.
-#[derive(Serialize)]
-pub struct ContactSummary {
-    pub obstacles: Vec<String>,
-    pub self_collision: bool,
-    pub body_collision: bool,
-    pub broad_phase: String,
-    pub narrow_phase: String,
-    pub response: String,
-    pub thickness: f64,
-    pub pairs_tested_mean: f64,
-    pub contacts_max: usize,
-    pub frozen_vertices: usize,
-    pub unresolved_pairs: usize,
-    /// Steps solved again with surface contacts held (`[contact] hold_surfaces`).
-    pub surface_resolved_steps: usize,
-    pub max_penetration: f64,
-    pub contact_ms_per_step_median: f64,
-}
-
 /// Contact columns of metrics.csv (world-wide, prefixed `contact.`): the last step's broad
 /// pairs, narrow-phase tests, contacts, projection passes, vertices frozen by the fail-safe,
 /// live springs, surface vertices held for a second solve (body–body and self contact held
@@ -675,15 +543,3 @@ const CONTACT_COLUMNS: [&str; 9] = [
     "max_penetration",
     "ms",
 ];
-
-#[derive(Serialize)]
-pub struct ProbeSummary {
-    pub name: String,
-    pub body: String,
-    pub vertex: usize,
-    pub rest: [f64; 3],
-    #[serde(rename = "final")]
-    pub final_position: [f64; 3],
-    pub min: [f64; 3],
-    pub max: [f64; 3],
-}
