@@ -255,6 +255,41 @@ fn poke_refines_under_the_tool_without_flicker_and_returns_to_level_0() {
     );
 }
 
+/// The levels the contact disk (top-face points within 0.1 m of the tool's axis) is read
+/// from in every frame of the hold's second half (t ∈ [0.7, 1.0] s) of the poke.
+fn disk_levels_during_hold(tool_refine: bool) -> Vec<usize> {
+    let settings = AdaptiveSettings {
+        tool_refine,
+        ..poke_settings()
+    };
+    let mut body = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap();
+    let disk: Vec<Vector3<f64>> = (0..25)
+        .map(|k| Vector3::new(0.4 + 0.05 * (k % 5) as f64, 0.4 + 0.05 * (k / 5) as f64, 1.0))
+        .filter(|p| (p.xy() - Vector3::new(0.5, 0.5, 1.0).xy()).norm() <= 0.1 + 1e-9)
+        .collect();
+    let points = body.rest_points(&disk).unwrap();
+    let (mut levels, mut all) = (Vec::new(), Vec::new());
+    for f in 0..50 {
+        body.step_frame(Some(&poke_tool(f))).unwrap();
+        if f >= 34 {
+            body.sample_levels(&points, &mut levels);
+            all.extend_from_slice(&levels);
+        }
+    }
+    all
+}
+
+#[test]
+fn tool_refinement_keeps_the_contact_disk_at_the_finest_level() {
+    // With tool refinement every node whose dual cell the sphere reaches splits down to the
+    // finest level and none merges while the tool stays, so the whole disk is read from
+    // level 2 through the hold; eq. 9 alone leaves part of it coarser.
+    let with = disk_levels_during_hold(true);
+    assert!(with.iter().all(|&n| n == 2), "{with:?}");
+    let without = disk_levels_during_hold(false);
+    assert!(without.iter().any(|&n| n < 2), "{without:?}");
+}
+
 #[test]
 fn predictive_budget_is_never_exceeded() {
     let budget = 3_000;
