@@ -179,7 +179,12 @@ fn press_difference(
             max = max.max((abar[k] - bbar[k]).norm());
         }
     }
-    (mean_rel, (num / den.max(f64::MIN_POSITIVE)).sqrt(), max, num)
+    (
+        mean_rel,
+        (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+        max,
+        num,
+    )
 }
 
 /// The time-averaged fields of the press of both runs at every sample (top face and
@@ -551,8 +556,7 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         std::fs::write(out.join("press_mean.csv"), press_mean_csv(&a, &f))?;
         let top = top_points();
         let (_, _, _, all_sq) = press_difference(&a.press_top, &f.press_top, &top, |_| true);
-        let (_, _, _, disk_sq) =
-            press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
+        let (_, _, _, disk_sq) = press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
         let _ = writeln!(
             table,
             "share of the top face's squared difference of the time-averaged fields in the contact \

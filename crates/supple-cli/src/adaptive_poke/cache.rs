@@ -33,9 +33,15 @@ pub(super) fn read_finest(text: &str, key: &str) -> Option<RunResult> {
     if lines.next()? != key {
         return None;
     }
-    let nums = |l: &str| -> Option<Vec<f64>> { l.split_whitespace().map(|x| x.parse().ok()).collect() };
+    let nums =
+        |l: &str| -> Option<Vec<f64>> { l.split_whitespace().map(|x| x.parse().ok()).collect() };
     let vecs = |l: &str| -> Option<Vec<Vector3<f64>>> {
-        Some(nums(l)?.chunks(3).map(|c| Vector3::new(c[0], c[1], c[2])).collect())
+        Some(
+            nums(l)?
+                .chunks(3)
+                .map(|c| Vector3::new(c[0], c[1], c[2]))
+                .collect(),
+        )
     };
     let head = nums(lines.next()?)?;
     let field = vecs(lines.next()?)?;
@@ -62,4 +68,3 @@ pub(super) fn read_finest(text: &str, key: &str) -> Option<RunResult> {
         csv: String::new(),
     })
 }
-

@@ -74,14 +74,17 @@ pub struct AdaptiveSettings {
     /// Whether split/merge runs at all (off: a fixed-resolution run at `start_level`).
     pub adapt: bool,
     /// Tool-driven refinement (beyond the paper, whose §4.2 splits on eq. 9 only): at the end
-    /// of a frame in which the tool holds surface nodes, every active node whose dual cell the sphere reaches
-    /// (`‖x_i − c‖ < r + ĥ_i/2`, `r` widened by [`Self::tool_reach`]; the held nodes among
-    /// them) is a split candidate ahead of
-    /// the eq. 9 candidates, within the budget and the dwell; a split node does not merge
-    /// while the tool has reached one of its children within the last `min_dwell_frames`
-    /// frames. A tool on a coarse node is where eq. 9's Laplacian is large (a point load),
-    /// but eq. 9 sees it only once the coarse dent has formed, and the held coarse nodes
-    /// make the dent a tent between a few nodes instead of the sphere's cap.
+    /// of a frame in which the tool holds surface nodes, every active node whose dual cell the
+    /// sphere reaches (`‖x_i − c‖ < r + ĥ_i/2`, `r` widened by [`Self::tool_reach`]; the held
+    /// nodes among them) is a split candidate ahead of the eq. 9 candidates, within the
+    /// budget; the children of such a split that the tool reaches split on in the same frame
+    /// (down to the finest level at once), a node that never changed needs no dwell, and a
+    /// split node does not merge while the tool has reached one of its children within the
+    /// last `min_dwell_frames` frames. A tool on a coarse node is where eq. 9's Laplacian is
+    /// large (a point load), but eq. 9 sees it only once the coarse dent has formed, the dwell
+    /// paces the descent one level per `min_dwell_frames`, and meanwhile the held coarse node
+    /// drags its whole dual cell down (EXPERIMENTS.md, issue 15: the tool force 2.6–3.2× the
+    /// finest-only one).
     pub tool_refine: bool,
     /// Tool refinement's reach, in tool radii: a node is reached when
     /// `‖x_i − c‖ < tool_reach · r + ĥ_i/2` (1: the sphere itself touches the node's dual

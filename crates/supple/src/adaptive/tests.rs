@@ -265,7 +265,13 @@ fn disk_levels_while_pressed(tool_refine: bool) -> Vec<usize> {
     };
     let mut body = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap();
     let disk: Vec<Vector3<f64>> = (0..25)
-        .map(|k| Vector3::new(0.4 + 0.05 * (k % 5) as f64, 0.4 + 0.05 * (k / 5) as f64, 1.0))
+        .map(|k| {
+            Vector3::new(
+                0.4 + 0.05 * (k % 5) as f64,
+                0.4 + 0.05 * (k / 5) as f64,
+                1.0,
+            )
+        })
         .filter(|p| (p.xy() - Vector3::new(0.5, 0.5, 1.0).xy()).norm() <= 0.1 + 1e-9)
         .collect();
     let points = body.rest_points(&disk).unwrap();
