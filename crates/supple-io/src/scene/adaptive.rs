@@ -526,6 +526,7 @@ fn scene_keys(message: &str) -> String {
         ("dt_frame", "dt"),
         ("split_threshold", "adaptive.split"),
         ("merge_threshold", "adaptive.merge"),
+        ("tool_reach", "adaptive.tool_reach"),
         ("density", "body[0].material.density"),
     ]
     .iter()
