@@ -15,9 +15,13 @@
 //! over the whole press (every frame while the tool touches, t ∈ (0, 1.5] s) on the top face
 //! around the tool (points within [`FOOTPRINT`] of its axis, the contact disk and the free
 //! rim around it): per frame the relative L2 difference `‖u_a − u_f‖ / ‖u_f‖` over those
-//! points, averaged over the frames (the measure the 10 % target is read on), and the same
-//! difference of the two time-averaged fields (ringing averaged out); likewise on the rim
-//! alone and on the interior grid.
+//! points, averaged over the frames, and the same difference of the two time-averaged fields
+//! (ringing averaged out; the measure the 10 % is read on); likewise on the contact
+//! disk, the rim and the interior grid. Diagnostics: the level the disk's samples are read
+//! from (per frame in the CSV, shares over the hold in the table), both time-averaged fields
+//! (`press_mean.csv`), and `--prescribe R` (a static fine patch instead of adaptation).
+//! `--tool-refine`, `--tool-reach` and `--share-overlap` set the rules beyond the paper
+//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run.
 
 mod cache;
 
