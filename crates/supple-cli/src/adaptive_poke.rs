@@ -15,11 +15,18 @@
 //! over the whole press (every frame while the tool touches, t ∈ (0, 1.5] s) on the top face
 //! around the tool (points within [`FOOTPRINT`] of its axis, the contact disk and the free
 //! rim around it): per frame the relative L2 difference `‖u_a − u_f‖ / ‖u_f‖` over those
-//! points, averaged over the frames (the measure the 10 % target is read on), and the same
-//! difference of the two time-averaged fields (ringing averaged out); likewise on the rim
-//! alone and on the interior grid.
+//! points, averaged over the frames, and the same difference of the two time-averaged fields
+//! (ringing averaged out; the measure the issue's 10 % is read on); likewise on the contact
+//! disk, the rim and the interior grid. Diagnostics: the level the disk's samples are read
+//! from (per frame in the CSV, shares over the hold in the table), both time-averaged fields
+//! (`press_mean.csv`), and `--prescribe R` (a static fine patch instead of adaptation).
+//! `--tool-refine`, `--tool-reach` and `--share-overlap` set the rules beyond the paper
+//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run.
+
+mod cache;
 
 use anyhow::Result;
+use cache::{read_finest, write_finest};
 use clap::Args;
 use nalgebra::Vector3;
 use std::fmt::Write as _;
@@ -58,6 +65,25 @@ pub struct AdaptivePokeArgs {
     /// Node updates per frame (predictive budget; 0: none).
     #[arg(long, default_value_t = 0)]
     pub budget: u64,
+    /// Tool-driven refinement (`AdaptiveSettings::tool_refine`): split where the tool reaches.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub tool_refine: bool,
+    /// Tool refinement's reach in tool radii (`AdaptiveSettings::tool_reach`).
+    #[arg(long, default_value_t = 2.0)]
+    pub tool_reach: f64,
+    /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub share_overlap: bool,
+    /// Diagnostic: instead of adapting, split every node within this distance (m, rest
+    /// positions) of the tool's contact point (0.5, 0.5, 1) down to the finest level before
+    /// the run and keep that resolution (0: adapt as usual).
+    #[arg(long, default_value_t = 0.0)]
+    pub prescribe: f64,
+    /// Read the finest-only run from this file if it was written for the same cells, damping
+    /// and seconds (else run it and write it there): saves its minutes when only the
+    /// adaptive settings change.
+    #[arg(long)]
+    pub finest_cache: Option<PathBuf>,
     /// Seconds of the undamped adaptive run (0: skip).
     #[arg(long, default_value_t = 10.0)]
     pub undamped_seconds: f64,
@@ -124,13 +150,13 @@ fn on_rim(p: &Vector3<f64>) -> bool {
 
 /// The press's comparison of two runs' samples `a`, `b` (frames × points), over the points
 /// with `keep(point)`: (mean over frames of `‖a − b‖ / ‖b‖`, `‖ā − b̄‖ / ‖b̄‖` of the
-/// time-averaged fields, largest `|ā − b̄|` (m)).
+/// time-averaged fields, largest `|ā − b̄|` (m), `‖ā − b̄‖²` (m²)).
 fn press_difference(
     a: &[Vec<Vector3<f64>>],
     b: &[Vec<Vector3<f64>>],
     points: &[Vector3<f64>],
     keep: impl Fn(&Vector3<f64>) -> bool,
-) -> (f64, f64, f64) {
+) -> (f64, f64, f64, f64) {
     let frames = a.len().min(b.len());
     let mut mean_rel = 0.0;
     let mut abar = vec![Vector3::zeros(); points.len()];
@@ -157,7 +183,35 @@ fn press_difference(
             max = max.max((abar[k] - bbar[k]).norm());
         }
     }
-    (mean_rel, (num / den.max(f64::MIN_POSITIVE)).sqrt(), max)
+    (
+        mean_rel,
+        (num / den.max(f64::MIN_POSITIVE)).sqrt(),
+        max,
+        num,
+    )
+}
+
+/// The time-averaged fields of the press of both runs at every sample (top face and
+/// interior grid): `x,y,z,ua_x,ua_y,ua_z,uf_x,uf_y,uf_z`.
+fn press_mean_csv(a: &RunResult, f: &RunResult) -> String {
+    let mean = |s: &[Vec<Vector3<f64>>], k: usize| {
+        s.iter().map(|v| v[k]).sum::<Vector3<f64>>() / s.len().max(1) as f64
+    };
+    let mut csv = String::from("x,y,z,ua_x,ua_y,ua_z,uf_x,uf_y,uf_z\n");
+    for (points, sa, sf) in [
+        (top_points(), &a.press_top, &f.press_top),
+        (field_points(), &a.press_field, &f.press_field),
+    ] {
+        for (k, p) in points.iter().enumerate() {
+            let (ua, uf) = (mean(sa, k), mean(sf, k));
+            let _ = writeln!(
+                csv,
+                "{},{},{},{:e},{:e},{:e},{:e},{:e},{:e}",
+                p.x, p.y, p.z, ua.x, ua.y, ua.z, uf.x, uf.y, uf.z
+            );
+        }
+    }
+    csv
 }
 
 fn tool(frame: usize) -> SphereTool {
@@ -188,6 +242,9 @@ struct RunResult {
     wall_mean_ms: f64,
     wall_max_ms: f64,
     max_active: Vec<usize>,
+    /// Over the hold (t ∈ [0.6, 1.0) s): the share of the contact disk's top-face samples read
+    /// from each level.
+    disk_levels: Vec<f64>,
     energy_ratio: f64,
     /// Displacements at [`field_points`] at the end of frame [`FIELD_FRAME`].
     field: Vec<Vector3<f64>>,
@@ -211,13 +268,35 @@ fn run(
     }
     let h = Hierarchy::new(meshes, 1000.0, DT_FRAME, |x| x.z < 1e-9, debunne_levels(p))?;
     let mut body = AdaptiveBody::new(h, settings)?;
+    if args.prescribe > 0.0 && settings.start_level == 0 {
+        let c = Vector3::new(0.5, 0.5, 1.0);
+        for n in 0..args.cells.len() - 1 {
+            let near: Vec<usize> = (0..body.levels[n].status.len())
+                .filter(|&i| {
+                    body.levels[n].status[i] == NodeState::Active
+                        && (body.hierarchy.levels[n].mesh.positions[i] - c).norm() < args.prescribe
+                        && !body.hierarchy.children_of(n, i).is_empty()
+                })
+                .collect();
+            for i in near {
+                body.force_split(n, i)?;
+            }
+        }
+    }
     let frames = (seconds / DT_FRAME).round() as usize;
     let under_point = body.rest_points(&[Vector3::new(0.5, 0.5, 1.0)])?;
     let top = body.rest_points(&top_points())?;
+    let disk = body.rest_points(
+        &top_points()
+            .into_iter()
+            .filter(|p| !on_rim(p))
+            .collect::<Vec<_>>(),
+    )?;
+    let (mut disk_level, mut disk_levels) = (Vec::new(), vec![0.0; args.cells.len()]);
     let grid = body.rest_points(&field_points())?;
     let (mut press_top, mut press_field) = (Vec::new(), Vec::new());
     let mut sample = Vec::new();
-    let mut csv = String::from("time,active_0,active_1,active_2,node_updates,splits,merges,active_mass,momentum_z,energy,tool_fz,disp_under_tool_z,wall_ms\n");
+    let mut csv = String::from("time,active_0,active_1,active_2,node_updates,splits,merges,active_mass,momentum_z,energy,tool_fz,disp_under_tool_z,wall_ms,disk_level_0,disk_level_1,disk_level_2\n");
     let (mut updates, mut splits, mut merges) = (0u64, 0, 0);
     let (mut press, mut press_n) = (0.0, 0);
     let mut walls = Vec::new();
@@ -249,9 +328,13 @@ fn run(
             body.sample_displacements(&grid, &mut sample);
             press_field.push(sample.clone());
         }
+        body.sample_levels(&disk, &mut disk_level);
         if (0.6..1.0).contains(&t) {
             press += under.z;
             press_n += 1;
+            for &n in &disk_level {
+                disk_levels[n] += 1.0 / disk.len() as f64;
+            }
         }
         let e = body.energy();
         if t >= 1.6 && e_release.is_nan() {
@@ -278,7 +361,7 @@ fn run(
         let a = &s.active_per_level;
         let _ = writeln!(
             csv,
-            "{t:.3},{},{},{},{},{},{},{m:.4},{:.6e},{e:.6e},{:.3},{:.6e},{:.3}",
+            "{t:.3},{},{},{},{},{},{},{m:.4},{:.6e},{e:.6e},{:.3},{:.6e},{:.3},{},{},{}",
             a.first().unwrap_or(&0),
             a.get(1).unwrap_or(&0),
             a.get(2).unwrap_or(&0),
@@ -288,7 +371,10 @@ fn run(
             mom.z,
             s.tool_force.z,
             under.z,
-            s.wall_seconds * 1e3
+            s.wall_seconds * 1e3,
+            disk_level.iter().filter(|&&n| n == 0).count(),
+            disk_level.iter().filter(|&&n| n == 1).count(),
+            disk_level.iter().filter(|&&n| n == 2).count()
         );
     }
     let n0 = body.levels[0].status.len();
@@ -302,6 +388,10 @@ fn run(
         wall_mean_ms: walls.iter().sum::<f64>() / walls.len().max(1) as f64,
         wall_max_ms: walls.iter().copied().fold(0.0, f64::max),
         max_active,
+        disk_levels: disk_levels
+            .iter()
+            .map(|x| x / press_n.max(1) as f64)
+            .collect(),
         energy_ratio: e_max_after / e_release,
         field,
         press_top,
@@ -331,6 +421,10 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         criterion,
         split_threshold: args.split,
         merge_threshold: args.merge,
+        tool_refine: args.tool_refine,
+        tool_reach: args.tool_reach,
+        share_overlap: args.share_overlap,
+        adapt: args.prescribe <= 0.0,
         budget: if args.budget > 0 {
             Budget::Predictive {
                 node_updates_per_frame: args.budget,
@@ -346,7 +440,25 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         ..adaptive
     };
     let a = run(&args, adaptive, true, args.seconds)?;
-    let f = run(&args, finest, true, args.seconds)?;
+    let key = format!(
+        "cells {:?} phi {} psi {} seconds {}",
+        args.cells, args.phi, args.psi, args.seconds
+    );
+    let cached = args
+        .finest_cache
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|text| read_finest(&text, &key));
+    let f = match cached {
+        Some(f) => f,
+        None => {
+            let f = run(&args, finest, true, args.seconds)?;
+            if let Some(p) = &args.finest_cache {
+                std::fs::write(p, write_finest(&f, &key))?;
+            }
+            f
+        }
+    };
     std::fs::write(out.join("metrics_adaptive.csv"), &a.csv)?;
     std::fs::write(out.join("metrics_finest.csv"), &f.csv)?;
     let mut table = String::from("| run | node updates / s | top-face displacement under the tool, held (mm) | splits | merges | flicker (<10 frames) | max active per level | all at level 0 at end | wall ms/frame mean (max) |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -388,16 +500,18 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
     }
     if !f.press_top.is_empty() {
         let top = top_points();
-        let (all_mean, all_bar, all_max) =
+        let (all_mean, all_bar, all_max, _) =
             press_difference(&a.press_top, &f.press_top, &top, |_| true);
-        let (rim_mean, rim_bar, rim_max) =
+        let (disk_mean, disk_bar, disk_max, _) =
+            press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
+        let (rim_mean, rim_bar, rim_max, _) =
             press_difference(&a.press_top, &f.press_top, &top, on_rim);
         let grid = field_points();
         let tool = Vector3::new(0.5, 0.5, 1.0);
         let near = |p: &Vector3<f64>| (p - tool).norm() < NEAR;
-        let (near_mean, near_bar, near_max) =
+        let (near_mean, near_bar, near_max, _) =
             press_difference(&a.press_field, &f.press_field, &grid, near);
-        let (away_mean, away_bar, away_max) =
+        let (away_mean, away_bar, away_max, _) =
             press_difference(&a.press_field, &f.press_field, &grid, |p| !near(p));
         let _ = writeln!(
             table,
@@ -411,6 +525,11 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
                 format!("top face under the tool (≤ {FOOTPRINT} m from its axis)"),
                 top.len(),
                 (all_mean, all_bar, all_max),
+            ),
+            (
+                format!("top-face contact disk (≤ {CONTACT} m from the axis)"),
+                top.iter().filter(|p| !on_rim(p)).count(),
+                (disk_mean, disk_bar, disk_max),
             ),
             (
                 format!("top-face rim ({CONTACT} to {FOOTPRINT} m from the axis)"),
@@ -436,6 +555,23 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
                 1e3 * x
             );
         }
+    }
+    if !f.press_top.is_empty() {
+        std::fs::write(out.join("press_mean.csv"), press_mean_csv(&a, &f))?;
+        let top = top_points();
+        let (_, _, _, all_sq) = press_difference(&a.press_top, &f.press_top, &top, |_| true);
+        let (_, _, _, disk_sq) = press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
+        let _ = writeln!(
+            table,
+            "share of the top face's squared difference of the time-averaged fields in the contact \
+             disk: {:.1} %; over the hold, share of the disk's samples read from each level: {}",
+            100.0 * disk_sq / all_sq.max(f64::MIN_POSITIVE),
+            a.disk_levels
+                .iter()
+                .map(|x| format!("{:.1} %", 100.0 * x))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        );
     }
     if args.undamped_seconds > 0.0 {
         for (name, c) in [

@@ -60,6 +60,21 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
         s.build_adaptive().unwrap().settings.coupling,
         Coupling::Paper
     );
+    // Tool refinement and the shared overlap: on by default, off and the reach from the keys.
+    assert!(body.settings.tool_refine && body.settings.share_overlap);
+    assert_eq!(body.settings.tool_reach, 2.0);
+    let off = BASE.replace(
+        "levels = 2",
+        "levels = 2\ntool_refine = false\ntool_reach = 1.5\nshare_overlap = false",
+    );
+    let s = parse_scene_from_memory(&off, "poke.toml", &BTreeMap::new()).unwrap();
+    let settings = s.build_adaptive().unwrap().settings;
+    assert!(!settings.tool_refine && !settings.share_overlap);
+    assert_eq!(settings.tool_reach, 1.5);
+    let near = BASE.replace("levels = 2", "levels = 2\ntool_reach = 0.5");
+    let s = parse_scene_from_memory(&near, "poke.toml", &BTreeMap::new()).unwrap();
+    let e = s.build_adaptive().unwrap_err().to_string();
+    assert!(e.contains("adaptive.tool_reach = 0.5"), "{e}");
     let cases = [
         ("split = 0.15", "split = 0.01", "adaptive.split = 0.01"),
         ("levels = 2", "levels = 9", "adaptive.levels = 9: must be 1 to 6"),

@@ -63,6 +63,15 @@ pub(super) struct AdaptiveSection {
     dwell: u32,
     #[serde(default = "default_true")]
     adapt: bool,
+    /// Split where the tool reaches (beyond the paper's eq. 9; `AdaptiveSettings::tool_refine`).
+    #[serde(default = "default_true")]
+    tool_refine: bool,
+    /// Tool refinement's reach in tool radii (`AdaptiveSettings::tool_reach`).
+    #[serde(default = "default_tool_reach")]
+    tool_reach: f64,
+    /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
+    #[serde(default = "default_share_overlap")]
+    share_overlap: bool,
     #[serde(default)]
     start_level: usize,
     budget: Option<BudgetSection>,
@@ -75,6 +84,14 @@ fn default_jitter() -> f64 {
 fn default_seed() -> u64 {
     3
 }
+fn default_tool_reach() -> f64 {
+    AdaptiveSettings::default().tool_reach
+}
+
+fn default_share_overlap() -> bool {
+    AdaptiveSettings::default().share_overlap
+}
+
 fn default_dwell() -> u32 {
     10
 }
@@ -453,6 +470,9 @@ pub(super) fn finish(
         merge_threshold: a.merge,
         min_dwell_frames: a.dwell,
         adapt: a.adapt,
+        tool_refine: a.tool_refine,
+        tool_reach: a.tool_reach,
+        share_overlap: a.share_overlap,
         start_level: a.start_level,
         budget,
         gravity,
@@ -506,6 +526,7 @@ fn scene_keys(message: &str) -> String {
         ("dt_frame", "dt"),
         ("split_threshold", "adaptive.split"),
         ("merge_threshold", "adaptive.merge"),
+        ("tool_reach", "adaptive.tool_reach"),
         ("density", "body[0].material.density"),
     ]
     .iter()

@@ -16,7 +16,9 @@
 //! (§3.2: "the different levels of detail slightly overlap at their interface") and both
 //! count in `E`: the overlap is stiffer than the body, a consistency error of the size of
 //! the overlap that the paper's coupling has in another form (its active nodes see the
-//! whole overlap too).
+//! whole overlap too). With `share_overlap` (not in the paper) each tet's energy is weighted
+//! by its share of active nodes ([`active_share`]): constant weights per active set, so
+//! `E` keeps its symmetric positive semi-definite stiffness and the zero sum of forces.
 //!
 //! **Time.** §4.1 steps level `n` with `dt_frame/2^n` and §4.3 orders one step of a level as
 //! pull (ghosts from the finer level), simulate (the active nodes), push (the finer level's
@@ -45,6 +47,20 @@ use nalgebra::Vector3;
 
 /// A remaining weight below this ends a ghost's expansion (only reached in cycles).
 pub(super) const CUT: f64 = 1e-14;
+
+/// The share of a tet's nodes that are active, `#active / 4`: the tet's weight in `E(q)`
+/// with [`AdaptiveSettings::share_overlap`](super::AdaptiveSettings::share_overlap) (each node
+/// owns a quarter of each of its tets, its barycentric dual cell, so under a uniform strain the
+/// weighted energy is the energy density times the active nodes' dual volumes, which tile the
+/// body once across levels up to the mismatch of a parent's cell and its children's).
+#[inline]
+pub(super) fn active_share(status: &[NodeState], nodes: &[u32; 4]) -> f64 {
+    nodes
+        .iter()
+        .filter(|&&i| status[i as usize] == NodeState::Active)
+        .count() as f64
+        / 4.0
+}
 
 /// Adds `w` to node `(m, j)`'s entry of `pending` (a new entry if it has none).
 fn add(pending: &mut Vec<(usize, usize, f64)>, (m, j, w): (usize, usize, f64)) {
@@ -284,9 +300,14 @@ impl AdaptiveBody {
                 }
             }
             let fe = level.force.element_forces(e, &d, &v);
+            let w = if self.settings.share_overlap {
+                active_share(&st.status, &nodes)
+            } else {
+                1.0
+            };
             for k in 0..4 {
                 if !level.fixed[nodes[k] as usize] {
-                    st.f[nodes[k] as usize] += fe[k];
+                    st.f[nodes[k] as usize] += w * fe[k];
                 }
             }
         }
@@ -352,8 +373,10 @@ impl AdaptiveBody {
 
     /// The energy the variational coupling conserves: kinetic energy `½ m v²` of the active
     /// nodes (their own level's lumped masses), the elastic energy of **every** tet with an
-    /// active node at full weight with its ghosts from their expansion (`E(q)` of the module
-    /// documentation, overlap counted by both levels) and the gravitational `−Σ m g·d`.
+    /// active node with its ghosts from their expansion (`E(q)` of the module documentation:
+    /// at full weight, the overlap counted by both levels, or with
+    /// [`AdaptiveSettings::share_overlap`](super::AdaptiveSettings::share_overlap) weighted
+    /// by its share of active nodes) and the gravitational `−Σ m g·d`.
     /// Meaningful between frames, when every level is at the same time. For the paper
     /// coupling it is the same functional of the active state (the paper's scheme has none
     /// that it conserves).
@@ -368,7 +391,12 @@ impl AdaptiveBody {
                     Ok(k) => self.ghost_at(n, k, st.t).0,
                     Err(_) => st.d[i as usize],
                 });
-                e += level.force.element_energy(t, &d).unwrap_or(0.0);
+                let w = if self.settings.share_overlap {
+                    active_share(&st.status, &nodes)
+                } else {
+                    1.0
+                };
+                e += w * level.force.element_energy(t, &d).unwrap_or(0.0);
             }
         }
         e

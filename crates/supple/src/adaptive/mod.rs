@@ -8,6 +8,9 @@
 //!   (§3–4.1); [`generate`]: box levels made non-nested.
 //! - [`AdaptiveBody`]: the frame loop with ghost nodes (§3.2, §4.3), split/merge (§4.2,
 //!   eq. 9), the frame budget (§4.3) and the tool (§5); [`ActiveMesh`] for output.
+//! - Beyond the paper ([`AdaptiveSettings`]): a variational ghost coupling, tool-driven
+//!   refinement (`tool_refine`: the nodes the tool reaches split down to the finest level at
+//!   once) and the interface overlap weighted by active share (`share_overlap`).
 
 mod coupling;
 #[cfg(test)]

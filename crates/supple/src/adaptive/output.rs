@@ -92,6 +92,22 @@ impl AdaptiveBody {
         }
     }
 
+    /// The level each of `points` is read from by [`Self::sample_displacements`] (the finest
+    /// level at which the point's tet has an active node; 0 when none).
+    pub fn sample_levels(&self, points: &RestPoints, out: &mut Vec<usize>) {
+        out.clear();
+        for k in 0..points.len() {
+            let level = (0..self.levels.len()).rev().find(|&n| {
+                let (e, _) = points.links[n][k];
+                let st = &self.levels[n];
+                self.hierarchy.levels[n].mesh.tets[e as usize]
+                    .iter()
+                    .any(|&i| st.status[i as usize] == NodeState::Active)
+            });
+            out.push(level.unwrap_or(0));
+        }
+    }
+
     /// The active mesh now (see [`ActiveMesh`]).
     pub fn active_mesh(&self) -> ActiveMesh {
         let mut out = ActiveMesh::default();

@@ -53,7 +53,10 @@ impl AdaptiveBody {
     }
 
     /// Step 4 of §4.3: merges (finest first), then splits (largest criterion first) within
-    /// the budget; rebuilds the ghost sets if anything changed.
+    /// the budget; rebuilds the ghost sets if anything changed. With
+    /// [`AdaptiveSettings::tool_refine`](super::AdaptiveSettings::tool_refine) (not in the
+    /// paper) the nodes the tool reached this frame are split first, and a node whose
+    /// children the tool reached within the dwell does not merge.
     pub(super) fn refine(&mut self, stats: &mut FrameStats) {
         if !self.settings.adapt {
             return;
@@ -65,7 +68,9 @@ impl AdaptiveBody {
         }
         let dwell = u64::from(self.settings.min_dwell_frames);
         let frame = self.frame;
-        // Merges: a split node whose children are all active and continuous enough.
+        let tool_refine = self.settings.tool_refine;
+        // Merges: a split node whose children are all active and continuous enough, and (tool
+        // refinement) none of them reached by the tool within the dwell.
         for n in (0..n_levels.saturating_sub(1)).rev() {
             for p in 0..self.levels[n].status.len() {
                 if self.levels[n].status[p] != NodeState::Split
@@ -76,10 +81,12 @@ impl AdaptiveBody {
                 let kids = self.hierarchy.children_of(n, p);
                 let fine = &self.levels[n + 1];
                 let ok = kids.iter().all(|&c| {
+                    let seen = fine.tool_seen[c as usize];
                     fine.status[c as usize] == NodeState::Active
                         && !self.merged_now[n + 1][c as usize]
                         && frame >= fine.changed[c as usize] + dwell
                         && fine.delta[c as usize] < self.settings.merge_threshold
+                        && (!tool_refine || seen == 0 || frame >= seen + dwell)
                 });
                 if ok && !kids.is_empty() {
                     self.merge(n, p);
@@ -87,24 +94,49 @@ impl AdaptiveBody {
                 }
             }
         }
-        // Splits, largest criterion first (ties: coarser level, lower index).
-        let mut candidates: Vec<(f64, usize, usize)> = Vec::new();
+        // Splits: nodes the tool reached this frame first (tool refinement), then the largest
+        // criterion first (ties: coarser level, lower index).
+        let mut candidates: Vec<(bool, f64, usize, usize)> = Vec::new();
         for n in 0..n_levels.saturating_sub(1) {
             let st = &self.levels[n];
             for &i in &st.active {
                 let i = i as usize;
-                if st.delta[i] > self.settings.split_threshold
+                let by_tool = tool_refine && st.tool_seen[i] == frame;
+                // A node that never changed (`changed == 0`: refine runs from frame 1) cannot
+                // flicker: the tool splits it without waiting for the dwell.
+                let rested = frame >= st.changed[i] + dwell || (by_tool && st.changed[i] == 0);
+                if (by_tool || st.delta[i] > self.settings.split_threshold)
                     && !self.merged_now[n][i]
-                    && frame >= st.changed[i] + dwell
+                    && rested
                     && !self.hierarchy.children_of(n, i).is_empty()
                 {
-                    candidates.push((st.delta[i], n, i));
+                    candidates.push((by_tool, st.delta[i], n, i));
                 }
             }
         }
-        candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        candidates.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+        });
         let mut cost = self.node_updates_per_frame();
-        for (_, n, i) in candidates {
+        // Tool refinement cascades: children that a tool split creates and the tool reaches
+        // split on in the same frame, down to the finest level (each a state change of its
+        // own node only once this frame, so no flicker).
+        let mut cascade: Vec<(usize, usize)> = Vec::new();
+        let mut queue = candidates.into_iter().map(|(_, _, n, i)| (n, i));
+        loop {
+            let (n, i) = match cascade.pop() {
+                Some(c) => c,
+                None => match queue.next() {
+                    Some(c) => c,
+                    None => break,
+                },
+            };
+            if self.levels[n].status[i] != NodeState::Active {
+                continue;
+            }
             if self.forbid_split {
                 stats.splits_refused += 1;
                 continue;
@@ -124,6 +156,19 @@ impl AdaptiveBody {
             cost = cost + added - removed;
             self.split(n, i);
             stats.splits += 1;
+            if let (true, Some(tool)) = (tool_refine, self.tool_now) {
+                if n + 2 < n_levels && self.tool_reaches(&tool, n, i) {
+                    for &c in self.hierarchy.children_of(n, i) {
+                        let c = c as usize;
+                        if !self.hierarchy.children_of(n + 1, c).is_empty()
+                            && self.tool_reaches(&tool, n + 1, c)
+                        {
+                            self.levels[n + 1].tool_seen[c] = frame;
+                            cascade.push((n + 1, c));
+                        }
+                    }
+                }
+            }
         }
         if stats.splits + stats.merges > 0 {
             self.rebuild();

@@ -73,6 +73,30 @@ pub struct AdaptiveSettings {
     pub min_dwell_frames: u32,
     /// Whether split/merge runs at all (off: a fixed-resolution run at `start_level`).
     pub adapt: bool,
+    /// Tool-driven refinement (beyond the paper, whose §4.2 splits on eq. 9 only): at the end
+    /// of a frame in which the tool holds surface nodes, every active node whose dual cell the
+    /// sphere reaches (`‖x_i − c‖ < r + ĥ_i/2`, `r` widened by [`Self::tool_reach`]; the held
+    /// nodes among them) is a split candidate ahead of the eq. 9 candidates, within the
+    /// budget; the children of such a split that the tool reaches split on in the same frame
+    /// (down to the finest level at once), a node that never changed needs no dwell, and a
+    /// split node does not merge while the tool has reached one of its children within the
+    /// last `min_dwell_frames` frames. A tool on a coarse node is where eq. 9's Laplacian is
+    /// large (a point load), but eq. 9 sees it only once the coarse dent has formed, the dwell
+    /// paces the descent one level per `min_dwell_frames`, and meanwhile the held coarse node
+    /// drags its whole dual cell down (EXPERIMENTS.md, issue 15: the tool force 2.6–3.2× the
+    /// finest-only one).
+    pub tool_refine: bool,
+    /// Tool refinement's reach, in tool radii: a node is reached when
+    /// `‖x_i − c‖ < tool_reach · r + ĥ_i/2` (1: the sphere itself touches the node's dual
+    /// cell). Above 1 the finest region extends past the contact, which keeps the interface
+    /// (where the coarser level constrains the finer one) away from the tool.
+    pub tool_reach: f64,
+    /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
+    /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
+    /// counts fully, so where levels overlap at an interface both count and the overlap is
+    /// stiffer than the body; on, each node's barycentric dual cell counts once, on the
+    /// level where the node is active. No effect with [`Coupling::Paper`].
+    pub share_overlap: bool,
     /// Every node starts at this level (0 = coarsest).
     pub start_level: usize,
     pub budget: Budget,
@@ -89,6 +113,9 @@ impl Default for AdaptiveSettings {
             merge_threshold: 5e-4,
             min_dwell_frames: 10,
             adapt: true,
+            tool_refine: true,
+            tool_reach: 2.0,
+            share_overlap: true,
             start_level: 0,
             budget: Budget::None,
             gravity: Vector3::zeros(),
@@ -109,6 +136,9 @@ impl AdaptiveSettings {
                 self.split_threshold,
                 "must be finite and above merge_threshold (hysteresis)",
             );
+        }
+        if !(self.tool_reach >= 1.0 && self.tool_reach.is_finite()) {
+            return bad("tool_reach", self.tool_reach, "must be finite and ≥ 1");
         }
         if self.start_level >= n_levels {
             return bad("start_level", self.start_level as f64, "no such level");

@@ -51,6 +51,9 @@ pub struct LevelState {
     pub(super) ghosts: Vec<(u32, Source)>,
     /// Held this frame by the tool (not integrated).
     pub(super) held: Vec<bool>,
+    /// Tool-driven refinement: `frame + 1` of the last frame the tool reached the node's
+    /// dual cell (0: never; see [`AdaptiveSettings::tool_refine`]).
+    pub(super) tool_seen: Vec<u64>,
     /// Force scratch (valid on active nodes after a step).
     pub(super) f: Vec<Vector3<f64>>,
     /// Time within the frame that the stored values represent (s).
@@ -101,6 +104,8 @@ pub struct AdaptiveBody {
     pub frame: u64,
     /// Splitting is forbidden this frame (reactive budget overran last frame).
     pub(super) forbid_split: bool,
+    /// The tool of the frame being stepped (tool refinement reads it at split/merge).
+    pub(super) tool_now: Option<SphereTool>,
     pub(super) merged_now: Vec<Vec<bool>>,
 }
 
@@ -127,6 +132,7 @@ impl AdaptiveBody {
                     active_tets: Vec::new(),
                     ghosts: Vec::new(),
                     held: vec![false; nn],
+                    tool_seen: vec![0; nn],
                     f: vec![Vector3::zeros(); nn],
                     t: 0.0,
                     delta: vec![0.0; nn],
@@ -146,6 +152,7 @@ impl AdaptiveBody {
             levels,
             frame: 0,
             forbid_split: false,
+            tool_now: None,
             merged_now,
         };
         // A split node without children cannot be split: it stays active.
@@ -252,6 +259,11 @@ impl AdaptiveBody {
             self.levels[n].held[i as usize] = false;
         }
         stats.tool_contacts = contacts.len();
+        // Tool refinement acts in frames where the tool holds part of the body.
+        self.tool_now = tool.copied().filter(|_| !contacts.is_empty());
+        if let (Some(t), true) = (self.tool_now, self.settings.tool_refine) {
+            self.mark_tool_reach(&t);
+        }
         self.frame += 1;
         self.refine(&mut stats);
         stats.wall_seconds = seconds();

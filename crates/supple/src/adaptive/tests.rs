@@ -255,6 +255,84 @@ fn poke_refines_under_the_tool_without_flicker_and_returns_to_level_0() {
     );
 }
 
+/// The levels the contact disk (top-face points within 0.1 m of the tool's axis) is read
+/// from at the end of every frame of the poke's press and hold from frame 2 on (t ∈ [0.06,
+/// 1.0] s).
+fn disk_levels_while_pressed(tool_refine: bool) -> Vec<usize> {
+    let settings = AdaptiveSettings {
+        tool_refine,
+        ..poke_settings()
+    };
+    let mut body = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap();
+    let disk: Vec<Vector3<f64>> = (0..25)
+        .map(|k| {
+            Vector3::new(
+                0.4 + 0.05 * (k % 5) as f64,
+                0.4 + 0.05 * (k / 5) as f64,
+                1.0,
+            )
+        })
+        .filter(|p| (p.xy() - Vector3::new(0.5, 0.5, 1.0).xy()).norm() <= 0.1 + 1e-9)
+        .collect();
+    let points = body.rest_points(&disk).unwrap();
+    let (mut levels, mut all) = (Vec::new(), Vec::new());
+    for f in 0..50 {
+        body.step_frame(Some(&poke_tool(f))).unwrap();
+        if f >= 2 {
+            body.sample_levels(&points, &mut levels);
+            all.extend_from_slice(&levels);
+        }
+    }
+    all
+}
+
+#[test]
+fn tool_refinement_brings_the_contact_disk_to_the_finest_level_at_once_and_keeps_it() {
+    // With tool refinement the nodes the tool reaches split down to the finest level at the
+    // end of the first frame of contact (a cascade, no dwell for a node that never changed)
+    // and none merges while the tool stays, so the disk is read from level 2 from then on;
+    // eq. 9 alone waits for the dwell between levels (the first splits in frame 10).
+    let with = disk_levels_while_pressed(true);
+    assert!(with.iter().all(|&n| n == 2), "{with:?}");
+    let without = disk_levels_while_pressed(false);
+    assert!(without.iter().any(|&n| n < 2), "{without:?}");
+}
+
+#[test]
+fn shared_overlap_counts_a_uniform_strain_once_across_levels() {
+    // A uniform strain on a two-level body with the nodes at x > 0.4 split: the elastic
+    // energy of the coupled state against the one-level body's. Weighted by active share
+    // (`share_overlap`) the levels' tets count each node's dual cell once; at full weight the
+    // overlap at the interface counts twice.
+    let a = Matrix3::new(0.01, 0.002, 0.0, 0.0, -0.004, 0.003, 0.001, 0.0, 0.006);
+    let energy = |share_overlap: bool, split: bool| {
+        let settings = AdaptiveSettings {
+            share_overlap,
+            ..AdaptiveSettings::default()
+        };
+        let mut body = AdaptiveBody::new(hierarchy(&[4, 8], false, false), settings).unwrap();
+        if split {
+            for i in 0..body.levels[0].status.len() {
+                if body.hierarchy.levels[0].mesh.positions[i].x > 0.4 {
+                    body.force_split(0, i).unwrap();
+                }
+            }
+        }
+        for n in 0..2 {
+            for i in 0..body.levels[n].d.len() {
+                body.levels[n].d[i] = a * body.hierarchy.levels[n].mesh.positions[i];
+            }
+        }
+        body.coupled_energy()
+    };
+    let one_level = energy(true, false);
+    assert!((energy(false, false) - one_level).abs() < 1e-12 * one_level);
+    let shared = energy(true, true) / one_level;
+    let full = energy(false, true) / one_level;
+    assert!((shared - 1.0).abs() < 0.05, "shared {shared}");
+    assert!(full > 1.1, "full {full}");
+}
+
 #[test]
 fn predictive_budget_is_never_exceeded() {
     let budget = 3_000;
@@ -341,14 +419,20 @@ fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
     // Debunne §4.3: when a frame's computation exceeds 95 % of the frame period, splitting is
     // forbidden and the user warned. The frame costs are injected, so the rule is tested
     // without a clock: an unbudgeted twin shows which splits the rule holds back.
+    // Eq. 9 alone (tool refinement splits in the first frame of contact, leaving no frame
+    // before the first split to overrun).
     let period = DT_FRAME;
+    let eq9 = AdaptiveSettings {
+        tool_refine: false,
+        ..poke_settings()
+    };
     let reactive = AdaptiveSettings {
         budget: Budget::Reactive {
             frame_seconds: period,
         },
-        ..poke_settings()
+        ..eq9
     };
-    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), eq9).unwrap();
     let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
     // Exactly 95 % is not over it.
     let at_limit = REACTIVE_FRACTION * period;
@@ -375,7 +459,7 @@ fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
     assert!(k > 0);
     // Replay frame k on the reactive twin after an overrun on frame k − 1: rebuild both to
     // frame k − 1, the reactive one's last frame over budget.
-    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), poke_settings()).unwrap();
+    let mut free = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), eq9).unwrap();
     let mut held = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), reactive).unwrap();
     for f in 0..k {
         free.step_frame_timed(Some(&poke_tool(f)), || 0.0).unwrap();

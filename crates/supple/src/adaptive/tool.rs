@@ -75,4 +75,27 @@ impl AdaptiveBody {
         }
         held
     }
+
+    /// Tool-driven refinement ([`super::AdaptiveSettings::tool_refine`], beyond the paper):
+    /// stamps every active node the tool reaches ([`Self::tool_reaches`]) with `frame + 1`.
+    pub(super) fn mark_tool_reach(&mut self, tool: &SphereTool) {
+        let stamp = self.frame + 1;
+        for n in 0..self.levels.len() {
+            for k in 0..self.levels[n].active.len() {
+                let i = self.levels[n].active[k] as usize;
+                if self.tool_reaches(tool, n, i) {
+                    self.levels[n].tool_seen[i] = stamp;
+                }
+            }
+        }
+    }
+
+    /// Whether the sphere, its radius widened by `tool_reach`, reaches the dual cell of node
+    /// `i` of level `n`: `‖x_i − c‖ < tool_reach · r + ĥ_i/2`, `x_i` the deformed position (a
+    /// held node lies on the sphere).
+    pub(super) fn tool_reaches(&self, tool: &SphereTool, n: usize, i: usize) -> bool {
+        let level = &self.hierarchy.levels[n];
+        let x = level.mesh.positions[i] + self.levels[n].d[i];
+        (x - tool.center).norm() < self.settings.tool_reach * tool.radius + 0.5 * level.h_hat[i]
+    }
 }
