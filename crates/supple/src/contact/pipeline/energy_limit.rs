@@ -291,3 +291,7 @@ fn scale_deformation(
     let removed = k1 - k(s);
     (removed, (excess - removed).max(0.0))
 }
+
+#[cfg(test)]
+#[path = "energy_limit_tests.rs"]
+mod tests;
