@@ -97,6 +97,9 @@ pub struct ContactStats {
     pub energy_limited: usize,
     pub energy_removed: f64,
     pub energy_excess: f64,
+    /// Wall time (s) of the energy-limited step (its energies, the islands' scaling); 0 when
+    /// off.
+    pub energy_limit_s: f64,
 }
 
 /// Contact state of a world (see the module doc).

@@ -40,6 +40,7 @@
 use super::surface_hold::{join, root};
 use super::Contact;
 use crate::body::Body;
+use crate::clock::Instant;
 use nalgebra::{Matrix3, Vector3};
 
 /// Workspaces and per-step bookkeeping of the energy-limited step.
@@ -127,6 +128,7 @@ impl Contact {
         if !self.limit.on {
             return;
         }
+        let started = Instant::now();
         let moving_obstacle =
             (self.settings.obstacles.iter()).any(|o| o.path.pose(t0) != o.path.pose(t0 + h));
         let n = bodies.len();
@@ -159,6 +161,7 @@ impl Contact {
             stats.energy_removed += removed;
             stats.energy_excess += left;
         }
+        self.stats.energy_limit_s = started.elapsed().as_secs_f64();
     }
 }
 
