@@ -152,7 +152,7 @@ impl Contact {
                 continue;
             };
             let excess = e1 - e0;
-            if !(excess > 0.0) {
+            if excess.is_nan() || excess <= 0.0 {
                 continue;
             }
             let (removed, left) = scale_deformation(&mut self.limit, bodies, r, free, k1, excess);
@@ -221,7 +221,7 @@ fn rigid_velocity(
             second += m * x * x.transpose();
         }
     }
-    if !(mass > 0.0) {
+    if mass.is_nan() || mass <= 0.0 {
         return None;
     }
     let c = first / mass;
@@ -275,7 +275,7 @@ fn scale_deformation(
     let ku = k1 - bq - a;
     let target = k1 - excess;
     let k = |s: f64| ku + s * bq + s * s * a;
-    if !(a > 0.0) {
+    if a.is_nan() || a <= 0.0 {
         return (0.0, excess);
     }
     let lowest = (-bq / (2.0 * a)).clamp(0.0, 1.0);
