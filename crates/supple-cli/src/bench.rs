@@ -204,6 +204,8 @@ struct ContactPhases {
     /// The surface hold's second solves (holds, solves, momentum restore), a part of the
     /// step outside `total` (its solves are also in `phases_ms_median`).
     second_solves: f64,
+    /// The energy-limited contact step (`[contact] energy_limit`; 0 when off).
+    energy_limit: f64,
 }
 
 #[derive(Serialize)]
@@ -348,7 +350,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut iterations = Vec::new();
     let mut solves = Vec::new();
-    let mut contact: [Vec<f64>; 9] = Default::default();
+    let mut contact: [Vec<f64>; 10] = Default::default();
     for _ in 0..args.steps {
         let t = Instant::now();
         world.step()?;
@@ -369,6 +371,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 c.pairs_tested as f64,
                 c.contacts as f64,
                 c.resolve_s * 1e3,
+                c.energy_limit_s * 1e3,
             ]) {
                 v.push(x);
             }
@@ -469,6 +472,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 response: median(&contact[2]),
                 total: median(&contact[3]),
                 second_solves: median(&contact[8]),
+                energy_limit: median(&contact[9]),
             },
             fraction_of_step_median: median(&contact[4]),
             broad_pairs_median: median(&contact[5]),

@@ -150,3 +150,42 @@ fn bad_exact_constraints_and_cores_are_refused_with_their_key() {
         .to_string();
     assert!(e.contains("rigid_core[0]") && e.contains("held"), "{e}");
 }
+
+/// `[exact]`: the projection's settings. `carry_core_forces` carries a constraint on a dynamic
+/// core into the next step as a load (`supple::constraint::ExactSettings::carry_core_forces`):
+/// a bar whose first cell is bone, pinned at its end face's centre, swings differently with it
+/// (from its third step on, when a constraint has been carried).
+#[test]
+fn the_exact_section_sets_the_projection() {
+    const PINNED_CORE: &str = r#"[[rigid_core]]
+name = "bone"
+region = { tets_in_box = { min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] } }
+[[exact_constraint]]
+kind = "point"
+point = [0.0, 0.05, 0.05]"#;
+    let swing = |exact: &str| {
+        let mut w = build(&format!("{PINNED_CORE}\n{exact}")).unwrap();
+        for _ in 0..10 {
+            w.step().unwrap();
+        }
+        assert!(
+            w.constraint_residual() <= 1e-8,
+            "{}",
+            w.constraint_residual()
+        );
+        w.bodies[0].x.clone()
+    };
+    let default = swing("");
+    assert_eq!(default, swing("[exact]\ncarry_core_forces = false"));
+    let carried = swing("[exact]\ncarry_core_forces = true");
+    let moved = (default.iter().zip(&carried)).fold(0.0f64, |a, (p, q)| a.max((p - q).norm()));
+    assert!(moved > 0.0, "carrying the pin's force changed nothing");
+    for (extra, expected) in [
+        ("[exact]\ntolerance = 0.0", "exact.tolerance = 0"),
+        ("[exact]\nmax_iterations = 0", "exact.max_iterations = 0"),
+        ("[exact]\ncarry = true", "carry"),
+    ] {
+        let e = build(extra).unwrap_err();
+        assert!(e.contains(expected), "{extra}\n→ {e}");
+    }
+}

@@ -151,6 +151,10 @@ fn impossible_contact_values_are_refused_with_the_key_path() {
         ("[contact]\nbroad_phase = \"octree\"", "broad_phase"),
         ("[contact]\nsticky = true", "sticky"),
         (
+            "[contact]\nresponse = \"springs\"\nenergy_limit = true",
+            "contact.energy_limit",
+        ),
+        (
             "[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0\n[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0",
             "`a`",
         ),
@@ -162,4 +166,17 @@ fn impossible_contact_values_are_refused_with_the_key_path() {
             "{text}\n→ {e}"
         );
     }
+}
+
+/// `[contact] energy_limit` (the energy-limited contact step): off unless asked for, on in the
+/// snapping torus.
+#[test]
+fn the_energy_limit_key_reaches_the_contact_settings() {
+    let settings = |text: &str| scene(text).unwrap().contact.unwrap();
+    assert!(!settings("[contact]\nfriction = 0.1").energy_limit);
+    assert!(settings("[contact]\nenergy_limit = true").energy_limit);
+    assert!(!settings("[contact]\nenergy_limit = false").energy_limit);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let torus = supple_io::load_scene(&repo.join("scenes/snapping_torus.toml")).unwrap();
+    assert!(torus.contact.unwrap().energy_limit);
 }

@@ -1,6 +1,6 @@
 //! A step with contact allocates nothing once its workspaces have grown to the scene's
 //! contact load: two boxes resting on each other and on the ground, with both broad phases,
-//! both narrow phases and both responses. One-thread pool, as in `no_alloc.rs`.
+//! both narrow phases and both responses, and with the energy-limited contact step. One-thread pool, as in `no_alloc.rs`.
 
 mod common;
 
@@ -52,26 +52,36 @@ fn contact_steps_do_not_allocate_after_warm_up() {
         .build()
         .unwrap();
     pool.install(|| {
-        for (broad, narrow, response) in [
+        for (broad, narrow, response, energy_limit) in [
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Exact,
                 Response::Projection,
+                false,
             ),
             (
                 BroadPhaseKind::SweepAndPrune,
                 NarrowPhase::Exact,
                 Response::Projection,
+                false,
             ),
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Hermite,
                 Response::Projection,
+                false,
             ),
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Exact,
                 Response::Springs { stiffness: None },
+                false,
+            ),
+            (
+                BroadPhaseKind::Bvh,
+                NarrowPhase::Exact,
+                Response::Projection,
+                true,
             ),
         ] {
             let mut w = stacked(ContactSettings {
@@ -79,6 +89,7 @@ fn contact_steps_do_not_allocate_after_warm_up() {
                 narrow_phase: narrow,
                 response,
                 friction: 0.3,
+                energy_limit,
                 ..ContactSettings::default()
             });
             // Fall and settle: the workspaces grow to the contact load.
@@ -97,7 +108,7 @@ fn contact_steps_do_not_allocate_after_warm_up() {
             );
             assert_eq!(
                 n, 0,
-                "{broad:?}/{narrow:?}/{response:?}: {n} allocations in 3 steps"
+                "{broad:?}/{narrow:?}/{response:?}/energy_limit {energy_limit}: {n} allocations in 3 steps"
             );
         }
     });

@@ -27,6 +27,8 @@ pub(super) struct ContactSection {
     hold_surfaces: Option<bool>,
     /// Body–body / self-contact pushes scaled so no tet behind them is crushed (default false).
     push_guard: Option<bool>,
+    /// The energy-limited contact step (default false).
+    energy_limit: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -310,6 +312,9 @@ pub(super) fn contact(
         }
         if let Some(v) = c.push_guard {
             s.push_guard = v;
+        }
+        if let Some(v) = c.energy_limit {
+            s.energy_limit = v;
         }
     }
     s.validate().map_err(|e| e.to_string())?;

@@ -7,7 +7,9 @@ use super::{bc, finite3, names};
 use nalgebra::Vector3;
 use serde::Deserialize;
 use supple::body::BodyDesc;
-use supple::constraint::{BodyPoint, ExactConstraint, ExactKind, Interpolation, Keyframes};
+use supple::constraint::{
+    BodyPoint, ExactConstraint, ExactKind, ExactSettings, Interpolation, Keyframes,
+};
 use supple::mesh::Embedding;
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -208,4 +210,35 @@ fn material_point(
         vertices: mesh.tets[e.tet(0)],
         w: e.weights(0),
     })
+}
+
+/// `[exact]`: the projection of the exact constraints (absent keys keep the library's
+/// defaults, see `supple::constraint::ExactSettings`).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExactSettingsSection {
+    tolerance: Option<f64>,
+    max_iterations: Option<usize>,
+    carry_core_forces: Option<bool>,
+}
+
+/// The `[exact]` section over the library's defaults; refuses a tolerance that is not a
+/// finite number above 0 and zero iterations.
+pub(super) fn exact_settings(section: &ExactSettingsSection) -> Result<ExactSettings, String> {
+    let d = ExactSettings::default();
+    let settings = ExactSettings {
+        tolerance: section.tolerance.unwrap_or(d.tolerance),
+        max_iterations: section.max_iterations.unwrap_or(d.max_iterations),
+        carry_core_forces: section.carry_core_forces.unwrap_or(d.carry_core_forces),
+    };
+    let t = settings.tolerance;
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(format!(
+            "exact.tolerance = {t}: must be a finite number above 0"
+        ));
+    }
+    if settings.max_iterations == 0 {
+        return Err("exact.max_iterations = 0: must be at least 1".into());
+    }
+    Ok(settings)
 }

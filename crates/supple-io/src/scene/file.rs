@@ -37,6 +37,8 @@ pub(super) struct SceneFile {
     #[serde(default)]
     pub(super) exact_constraint: Vec<super::exact::ExactSection>,
     #[serde(default)]
+    pub(super) exact: super::exact::ExactSettingsSection,
+    #[serde(default)]
     pub(super) rigid_core: Vec<super::rigid::RigidSection>,
     pub(super) adaptive: Option<super::adaptive::AdaptiveSection>,
 }

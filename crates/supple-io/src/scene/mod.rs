@@ -10,6 +10,7 @@ use nalgebra::Vector3;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc};
+use supple::constraint::ExactSettings;
 use supple::contact::ContactSettings;
 use supple::hierarchical::HierarchicalStepper;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
@@ -106,6 +107,8 @@ pub struct Scene {
     pub grabs: Vec<SceneGrab>,
     /// Exact constraints (`[[exact_constraint]]`).
     pub exact: Vec<SceneExact>,
+    /// The projection of the exact constraints (`[exact]`).
+    pub exact_settings: ExactSettings,
     /// Dynamic rigid cores (`[[rigid_core]]`).
     pub rigid: Vec<SceneRigid>,
     /// What loading changed or left out (`body[0].mesh: 12 non-tet cells skipped`, ...).
@@ -165,6 +168,7 @@ impl Scene {
         }
         let world = World::with_integrators(bodies, integrators, self.gravity, self.dt)
             .and_then(|w| w.with_step_control(self.step_control))
+            .and_then(|w| w.with_exact_settings(self.exact_settings))
             .map_err(|e| self.invalid(e.to_string()))?;
         let mut world = match &self.contact {
             Some(c) => world
@@ -347,6 +351,7 @@ fn validate(
         integrator::integrator(&file.integrator, solver, ordering, warm_start).map_err(invalid)?;
     let contact = contact::contact(file.contact, file.obstacle).map_err(invalid)?;
     let step_control = step_control(&file.step_control).map_err(invalid)?;
+    let exact_settings = exact::exact_settings(&file.exact).map_err(invalid)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut bodies = Vec::with_capacity(file.body.len());
     let mut surfaces = Vec::with_capacity(file.body.len());
@@ -460,6 +465,7 @@ fn validate(
         step_control,
         grabs,
         exact,
+        exact_settings,
         rigid,
         notes,
         adaptive,

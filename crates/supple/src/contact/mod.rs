@@ -95,6 +95,12 @@ pub struct ContactSettings {
     /// pressing contact (the snapping torus) the pushes it scales leave pairs to the
     /// fail-safe and the body gains energy (EXPERIMENTS.md, issue 12).
     pub push_guard: bool,
+    /// The energy-limited contact step (`contact/pipeline/energy_limit.rs`): after each step,
+    /// an island of bodies in contact that nothing outside did work on and whose total energy
+    /// (kinetic + elastic + gravitational) rose over the step has the rise taken out of its
+    /// deformation velocity (a correction after Su, Sheth & Fedkiw 2013, not physics). Needs
+    /// the projection response. Off by default.
+    pub energy_limit: bool,
 }
 
 impl Default for ContactSettings {
@@ -116,6 +122,7 @@ impl Default for ContactSettings {
             hold_contacts: true,
             hold_surfaces: true,
             push_guard: false,
+            energy_limit: false,
         }
     }
 }
@@ -172,6 +179,13 @@ impl ContactSettings {
                     why: "must be a finite number above 0",
                 });
             }
+        }
+        if self.energy_limit && !matches!(self.response, Response::Projection) {
+            return Err(ContactError::Setting {
+                key: "energy_limit",
+                value: 1.0,
+                why: "needs the projection response (contact springs store energy it cannot see)",
+            });
         }
         if self.max_iterations == 0 {
             return Err(ContactError::Setting {

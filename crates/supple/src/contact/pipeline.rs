@@ -16,6 +16,7 @@
 //!    (`pipeline/velocity.rs`).
 
 pub use super::detect::PairHit;
+mod energy_limit;
 mod hold;
 mod push_guard;
 mod sliding_hold;
@@ -90,6 +91,15 @@ pub struct ContactStats {
     /// bodies' solves and the momentum restore; not the contact phase run after them); 0
     /// when none ran.
     pub resolve_s: f64,
+    /// The energy-limited contact step ([`ContactSettings::energy_limit`]): islands whose
+    /// deformation velocity it scaled this step, the energy (J) it removed, and the rise (J)
+    /// it could not remove (the deformation velocity scaled to zero was not enough).
+    pub energy_limited: usize,
+    pub energy_removed: f64,
+    pub energy_excess: f64,
+    /// Wall time (s) of the energy-limited step (its energies, the islands' scaling); 0 when
+    /// off.
+    pub energy_limit_s: f64,
 }
 
 /// Contact state of a world (see the module doc).
@@ -147,6 +157,8 @@ pub struct Contact {
     surface_momentum: Vec<(Vector3<f64>, Vector3<f64>)>,
     obstacle_touch: Vec<bool>,
     island: Vec<usize>,
+    /// The energy-limited step's workspaces (`pipeline/energy_limit.rs`; empty when off).
+    limit: energy_limit::EnergyLimit,
     /// The first contact phase's statistics while [`Contact::end_step_again`] runs.
     first_stats: ContactStats,
     springs: ContactSprings,
@@ -190,6 +202,7 @@ impl Contact {
             Response::Projection => 0.0,
         };
         let guard_pushes = settings.push_guard;
+        let limit_energy = settings.energy_limit;
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
@@ -248,6 +261,7 @@ impl Contact {
             surface_momentum: vec![(Vector3::zeros(), Vector3::zeros()); bodies.len()],
             obstacle_touch: vec![false; bodies.len()],
             island: (0..bodies.len()).collect(),
+            limit: energy_limit::EnergyLimit::new(limit_energy, bodies),
             first_stats: stats.clone(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
@@ -298,6 +312,7 @@ impl Contact {
             self.x0[b].copy_from_slice(&body.x);
             self.v0[b].copy_from_slice(&body.v);
         }
+        self.limit.begin_step();
         if matches!(self.settings.response, Response::Springs { .. }) {
             self.spring_p.clear();
             for s in &self.springs.springs {
@@ -456,6 +471,7 @@ impl Contact {
                 }
             }
         }
+        self.note_step_contacts();
         stats.max_penetration = stats
             .body_penetration
             .iter()

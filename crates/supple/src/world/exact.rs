@@ -40,6 +40,11 @@ pub(super) struct Exact {
 }
 
 impl Exact {
+    /// The bodies whose points the live constraints hold (a body once per point).
+    pub(super) fn bodies(&self) -> impl Iterator<Item = usize> + '_ {
+        (self.constraints.iter()).flat_map(|c| c.points().map(|p| p.body))
+    }
+
     /// The constraints and the forces they carry into this step as loads.
     pub(super) fn carried(&self) -> impl Iterator<Item = (&ExactConstraint, &Vector3<f64>)> {
         self.constraints.iter().zip(&self.carried)

@@ -15,6 +15,7 @@
 use crate::body::Body;
 mod carried;
 mod control;
+mod driven;
 mod exact;
 mod hold;
 mod interaction;
@@ -111,6 +112,8 @@ pub struct World {
     core_loads: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Each body's progress through the step's solves (`hold.rs`).
     lanes: Vec<hold::Lane>,
+    /// Per body: something outside may do work on it this step (`driven.rs`).
+    driven: Vec<bool>,
 }
 
 impl World {
@@ -183,6 +186,7 @@ impl World {
             lanes: std::iter::repeat_with(hold::Lane::default)
                 .take(n_bodies)
                 .collect(),
+            driven: vec![false; n_bodies],
         })
     }
 
@@ -392,6 +396,7 @@ impl World {
         self.project_rigid_cores();
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
+        self.limit_energy(t0, h);
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

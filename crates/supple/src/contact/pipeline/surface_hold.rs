@@ -171,16 +171,9 @@ impl Contact {
     /// Joins the islands of bodies `a` and `b` (union–find over the handful of bodies of a
     /// world).
     pub(super) fn join_islands(&mut self, a: usize, b: usize) {
-        let root = |mut b: usize| {
-            while self.island[b] != b {
-                b = self.island[b];
-            }
-            b
-        };
-        let (ra, rb) = (root(a), root(b));
-        if ra != rb {
-            self.island[ra.max(rb)] = ra.min(rb);
-        }
+        join(&mut self.island, a, b);
+        // The energy-limited step's islands span all contact phases of the step.
+        self.limit.join(a, b);
     }
 
     /// The contact phase again after the second solves (module notes), reporting what the
@@ -214,6 +207,22 @@ impl Contact {
         s.response_s += first.response_s;
         s.surface_holds = held;
         s.surface_resolves = resolves;
+    }
+}
+
+/// The root of `b` in a union–find forest over bodies.
+pub(super) fn root(forest: &[usize], mut b: usize) -> usize {
+    while forest[b] != b {
+        b = forest[b];
+    }
+    b
+}
+
+/// Joins the trees of `a` and `b` in a union–find forest over bodies (the smaller root wins).
+pub(super) fn join(forest: &mut [usize], a: usize, b: usize) {
+    let (ra, rb) = (root(forest, a), root(forest, b));
+    if ra != rb {
+        forest[ra.max(rb)] = ra.min(rb);
     }
 }
 
