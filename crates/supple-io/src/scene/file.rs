@@ -125,6 +125,7 @@ impl Default for SolverSection {
 pub(super) enum PreconditionerName {
     BlockJacobi,
     BlockSsor,
+    EisenstatSsor,
     MulticolorSsor,
     Amg,
 }

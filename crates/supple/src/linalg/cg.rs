@@ -302,7 +302,7 @@ fn full_product(
 /// `r = b − A x` on free rows (zero on fixed rows), and `z = D⁻¹ r` when `diag` is given;
 /// returns `(r·r, r·z)` (`r·z = 0` without `diag`). `q` is scratch.
 #[allow(clippy::too_many_arguments)]
-fn residual(
+pub(super) fn residual(
     a: &BlockCsr,
     b: &[Vector3<f64>],
     fixed: &[bool],
@@ -340,7 +340,7 @@ fn residual(
     sum2(partials2, n)
 }
 
-fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
+pub(super) fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
     partials[..par::n_chunks(n)]
         .iter()
         .fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))

@@ -2,10 +2,12 @@
 //! and which preconditioner), the statistics of one solve, and [`Pcg`], which holds the
 //! workspace of the one CG loop ([`conjugate_gradient`]) and the preconditioners behind its
 //! [`Precond`] trait: block Jacobi (here), block SSOR (`linalg::ssor`), multicolour SSOR
-//! (`linalg::multicolor`) and smoothed-aggregation multigrid (`linalg::amg`).
+//! (`linalg::multicolor`) and smoothed-aggregation multigrid (`linalg::amg`); and block SSOR
+//! with Eisenstat's trick, which runs a loop of its own (`linalg::eisenstat` says why).
 
 use super::amg::{Amg, AmgSettings};
 use super::cg::{conjugate_gradient, CgError, CgWorkspace, Precond};
+use super::eisenstat::EisenstatSsor;
 use super::multicolor::MulticolorSsor;
 use super::par;
 use super::ssor::Ssor;
@@ -21,6 +23,11 @@ pub enum Preconditioner {
     /// Symmetric block Gauss–Seidel in vertex order, `M = (D + L) D⁻¹ (D + Lᵀ)` (sequential
     /// sweeps; fewer iterations). See `linalg::ssor`.
     BlockSsor,
+    /// The same preconditioner run with Eisenstat's trick (1981): CG on the split-preconditioned
+    /// system, one backward and one forward sweep per iteration and no product with `A`; the
+    /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic. See
+    /// `linalg::eisenstat`.
+    EisenstatSsor,
     /// Symmetric block Gauss–Seidel in a vertex-colour order: the rows of one colour are
     /// independent, so the sweeps run in parallel (same bits for any thread count). See
     /// `linalg::multicolor`.
@@ -126,6 +133,7 @@ pub struct Pcg {
     ws: CgWorkspace,
     jacobi: BlockJacobi,
     ssor: Option<Ssor>,
+    eisenstat: Option<EisenstatSsor>,
     multicolor: Option<MulticolorSsor>,
     amg: Option<Amg>,
     /// Rest positions of the vertices, for the rigid-body modes of the multigrid.
@@ -138,6 +146,7 @@ impl Pcg {
             ws: CgWorkspace::new(n),
             jacobi: BlockJacobi::new(n),
             ssor: None,
+            eisenstat: None,
             multicolor: None,
             amg: None,
             positions: None,
@@ -193,6 +202,13 @@ impl Pcg {
                 let pc = self.ssor.get_or_insert_with(|| Ssor::new(a.n_rows()));
                 pc.refresh(a, fixed);
                 conjugate_gradient(ws, a, b, fixed, x, settings, pc)
+            }
+            Preconditioner::EisenstatSsor => {
+                let es = self
+                    .eisenstat
+                    .get_or_insert_with(|| EisenstatSsor::new(a.n_rows()));
+                es.refresh(a, fixed);
+                es.solve(a, b, fixed, x, settings)
             }
             Preconditioner::MulticolorSsor => {
                 let pc = self
@@ -379,6 +395,7 @@ mod tests {
         for preconditioner in [
             Preconditioner::BlockJacobi,
             Preconditioner::BlockSsor,
+            Preconditioner::EisenstatSsor,
             Preconditioner::MulticolorSsor,
             Preconditioner::Amg,
         ] {

@@ -1,0 +1,527 @@
+//! Block SSOR preconditioned CG with Eisenstat's trick: one backward and one forward block
+//! sweep per iteration and no product with `A`.
+//!
+//! **The preconditioner.** Write `A = L + D + U` on the free vertices (`D` the 3×3 diagonal
+//! blocks, `L` the strictly lower blocks, `U = Lᵀ`; fixed rows and columns removed) and
+//! `E = D + L`. Symmetric block Gauss–Seidel (SSOR with ω = 1, the preconditioner of
+//! `linalg::ssor`) is `M = E D⁻¹ Eᵀ` (Saad, *Iterative Methods for Sparse Linear Systems*,
+//! 2nd ed., eq. 10.9).
+//!
+//! **The transformed system** (S. C. Eisenstat, "Efficient implementation of a class of
+//! preconditioned conjugate gradient methods", SIAM J. Sci. Stat. Comput. 2(1), 1981). Since
+//! `M⁻¹ = E⁻ᵀ D E⁻¹`, PCG on `A x = b` with `M` is CG on `Â x̂ = r̂₀` with `Â = E⁻¹ A E⁻ᵀ`,
+//! `r̂₀ = E⁻¹ r₀` and the block-diagonal preconditioner `D` (`ẑ = D r̂`): with
+//! `x = x₀ + E⁻ᵀ x̂`, the residuals are `r̂ = E⁻¹ r`, so `r̂ᵀ D r̂ = rᵀ M⁻¹ r`, and a direction
+//! `p̂` of the transformed loop is the direction `d = E⁻ᵀ p̂` of the original one, with
+//! `p̂ᵀ Â p̂ = dᵀ A d`. Both loops take the same `α` and `β` and the same iterates in exact
+//! arithmetic.
+//!
+//! **The product.** `E + Eᵀ = A + D`, so `A = E + Eᵀ − D` and, with `t = E⁻ᵀ p̂`,
+//! `Â p̂ = E⁻¹ (E + Eᵀ − D) E⁻ᵀ p̂ = t + E⁻¹ (p̂ − D t)` (Eisenstat eq. 2.3; with a
+//! relaxation ω, `E = D/ω + L` and `D t` becomes `(2/ω − 1) D t`). The backward sweep
+//! `(D + U) t = p̂` computes `tᵢ = Dᵢ⁻¹ (p̂ᵢ − (U t)ᵢ)` row by row, so `p̂ − D t = U t` is the sum
+//! it has just gathered: the forward sweep solves `(D + L) w = U t` and `Â p̂ = t + w`. Both
+//! sweeps read the compact upper half of `A` (`linalg::upper`; the forward one scatters along
+//! the rows of `U = Lᵀ`), so an iteration reads the matrix's upper blocks twice, where
+//! SSOR-PCG in the shared loop reads them three times (or the full matrix and the upper half
+//! twice, above [`super::par::VEC_PAR_MIN`] rows).
+//!
+//! **The iterate and the stopping rule.** The original direction is `d = t`, so `x` itself is
+//! updated, `x += α t` (nothing is mapped back at the end), and `A t = L t + (D + U) t =
+//! L t + p̂`: the backward sweep also scatters the blocks it has read, transposed, into `L t`
+//! (a second 3×3 product per block, no second read of it), and `r −= α (p̂ + L t)` is the
+//! recurrence residual `b − A x` of SSOR-PCG in the shared loop. The stopping test is that
+//! loop's, on that quantity: `‖r‖ ≤ tolerance · ‖b‖` on the free vertices, confirmed by the
+//! true residual `b − A x` (one product with `A`, at a candidate exit only; CG restarts from
+//! it when the two disagree), and the residual reported is the true one. `r̂` is kept by its
+//! own recurrence `r̂ −= α Â p̂` (`E⁻¹ r` afresh would cost a sweep); in rounding it drifts
+//! from `E⁻¹ r` like any recurrence residual, which the confirmation covers.
+//!
+//! **Why a loop of its own** and not the shared loop of `linalg::cg` with a preconditioner
+//! behind [`super::Precond`]: that loop runs CG on the system it is given and tests that
+//! system's residual. Here CG runs on `Â` while the iterate, the stopping test and the
+//! reported residual belong to `A`, and the original-space updates need the product's
+//! by-products `t` and `L t`, which a `Precond::apply` neither sees nor returns.
+//!
+//! The sweeps are sequential (every row needs the rows after or before it); the vector
+//! update runs in chunks summed in chunk order ([`super::par`]): the same bits on any number
+//! of threads. Nothing is allocated after the first solve on a matrix size.
+
+use super::cg::{residual, sum2, CgError, CgInfo};
+use super::par::{self, SharedMut};
+use super::pcg::BlockJacobi;
+use super::upper::UpperHalf;
+use super::{BlockCsr, BlockPattern, PcgSettings, Precond};
+use nalgebra::{Matrix3, Vector3};
+
+/// The matrix halves and vectors of Eisenstat-SSOR CG, sized on the first solve.
+#[derive(Debug, Clone)]
+pub struct EisenstatSsor {
+    jacobi: BlockJacobi,
+    upper: UpperHalf,
+    /// Diagonal blocks `D` of the free vertices (zero on fixed ones), contiguous.
+    d: Vec<Matrix3<f64>>,
+    /// Residual of `A x = b` (`b − A x` by recurrence).
+    r: Vec<Vector3<f64>>,
+    /// Residual of the transformed system, `r̂ = E⁻¹ r` by recurrence.
+    rh: Vec<Vector3<f64>>,
+    /// `ẑ = D r̂`.
+    z: Vec<Vector3<f64>>,
+    /// Direction `p̂` of the transformed system.
+    p: Vec<Vector3<f64>>,
+    /// `t = E⁻ᵀ p̂`, the direction of `x`.
+    t: Vec<Vector3<f64>>,
+    /// `U t` after the backward sweep, `Â p̂ = t + w` after the forward one.
+    q: Vec<Vector3<f64>>,
+    /// `L t`, scattered by the backward sweep (zero between iterations).
+    lt: Vec<Vector3<f64>>,
+    /// The forward sweep's scattered sums `(L w)ᵢ` (zero between sweeps).
+    acc: Vec<Vector3<f64>>,
+    partials: Vec<f64>,
+    partials2: Vec<(f64, f64)>,
+}
+
+impl EisenstatSsor {
+    pub fn new(n: usize) -> Self {
+        let zero = vec![Vector3::zeros(); n];
+        Self {
+            jacobi: BlockJacobi::new(n),
+            upper: UpperHalf::default(),
+            d: vec![Matrix3::zeros(); n],
+            r: zero.clone(),
+            rh: zero.clone(),
+            z: zero.clone(),
+            p: zero.clone(),
+            t: zero.clone(),
+            q: zero.clone(),
+            lt: zero.clone(),
+            acc: zero,
+            partials: vec![0.0; par::n_chunks(n)],
+            partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+        }
+    }
+
+    /// Takes `D`, `D⁻¹` (zero on fixed vertices) and the upper half of `a`.
+    pub fn refresh(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        let n = a.n_rows();
+        if self.r.len() != n {
+            *self = Self::new(n);
+        }
+        self.jacobi.refresh(a, fixed);
+        self.upper.load(a);
+        let (values, diag) = (&a.values, &a.pattern.diag);
+        par::for_each_mut(&mut self.d, |i, d| {
+            *d = if fixed[i] {
+                Matrix3::zeros()
+            } else {
+                values[diag[i] as usize]
+            };
+        });
+    }
+
+    /// Solves `A x = b` on the free vertices by SSOR-preconditioned CG with Eisenstat's trick;
+    /// the contract, stopping rule and errors of [`super::conjugate_gradient`]. Call
+    /// [`EisenstatSsor::refresh`] with `a` and `fixed` first.
+    pub fn solve(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+        settings: &PcgSettings,
+    ) -> Result<CgInfo, CgError> {
+        let n = a.n_rows();
+        let b_norm = par::sum(n, &mut self.partials, |i| {
+            if fixed[i] {
+                0.0
+            } else {
+                b[i].norm_squared()
+            }
+        })
+        .sqrt();
+        if !b_norm.is_finite() {
+            return Err(CgError::NonFinite { iterations: 0 });
+        }
+        if b_norm == 0.0 {
+            for (xi, &f) in x.iter_mut().zip(fixed) {
+                if !f {
+                    *xi = Vector3::zeros();
+                }
+            }
+            return Ok(CgInfo::default());
+        }
+        // The sweeps read `t` on fixed vertices (zero there) and scatter into `lt` and `acc`
+        // there (reset by the passes that read them).
+        for i in 0..n {
+            if fixed[i] {
+                self.t[i] = Vector3::zeros();
+            }
+        }
+        self.lt.fill(Vector3::zeros());
+        self.acc.fill(Vector3::zeros());
+        let target = settings.tolerance * b_norm;
+        let mut iterations = 0;
+        let (rr, _) = self.true_residual(a, b, fixed, x);
+        if !rr.is_finite() {
+            return Err(CgError::NonFinite { iterations });
+        }
+        let mut relative_residual = rr.sqrt() / b_norm;
+        if rr.sqrt() <= target {
+            return Ok(CgInfo {
+                iterations,
+                relative_residual,
+            });
+        }
+        let mut rz = self.restart(&a.pattern, fixed);
+        if !rz.is_finite() {
+            return Err(CgError::NonFinite { iterations });
+        }
+        let mut beta = 0.0;
+        while iterations < settings.max_iterations {
+            // p̂ = ẑ + β p̂, t = E⁻ᵀ p̂, U t and L t; then Â p̂ = t + E⁻¹ U t and p̂ᵀ Â p̂.
+            self.backward(&a.pattern, fixed, beta);
+            let pq = self.forward(&a.pattern, fixed);
+            if !pq.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            if pq <= 0.0 {
+                break; // not positive definite (or breakdown): report non-convergence
+            }
+            let alpha = rz / pq;
+            let (rr, rz_new) = self.update(fixed, x, alpha);
+            iterations += 1;
+            if !rr.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            relative_residual = rr.sqrt() / b_norm;
+            if rr.sqrt() <= target {
+                // Confirm with the true residual; restart from it when they disagree.
+                let (rr_true, _) = self.true_residual(a, b, fixed, x);
+                if !rr_true.is_finite() {
+                    return Err(CgError::NonFinite { iterations });
+                }
+                relative_residual = rr_true.sqrt() / b_norm;
+                if rr_true.sqrt() <= target {
+                    return Ok(CgInfo {
+                        iterations,
+                        relative_residual,
+                    });
+                }
+                rz = self.restart(&a.pattern, fixed);
+                if !rz.is_finite() {
+                    return Err(CgError::NonFinite { iterations });
+                }
+                beta = 0.0;
+                continue;
+            }
+            if !rz_new.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            beta = rz_new / rz;
+            rz = rz_new;
+        }
+        Err(CgError::NoConvergence(CgInfo {
+            iterations,
+            relative_residual,
+        }))
+    }
+
+    /// `r = b − A x` on the free vertices (zero on fixed ones); returns `(r·r, 0)`. Uses `z`
+    /// and `q` as scratch.
+    fn true_residual(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &[Vector3<f64>],
+    ) -> (f64, f64) {
+        let s = self;
+        residual(
+            a,
+            b,
+            fixed,
+            x,
+            &mut s.r,
+            &mut s.z,
+            &mut s.q,
+            &mut s.partials2,
+            None,
+        )
+    }
+
+    /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
+    fn restart(&mut self, pattern: &BlockPattern, fixed: &[bool]) -> f64 {
+        let n = self.r.len();
+        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
+        let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
+        let mut rz = 0.0;
+        for i in 0..n {
+            if fixed[i] {
+                acc[i] = Vector3::zeros();
+                rh[i] = Vector3::zeros();
+                z[i] = Vector3::zeros();
+                continue;
+            }
+            let yi = d_inv[i] * (r[i] - acc[i]);
+            acc[i] = Vector3::zeros();
+            rh[i] = yi;
+            let zi = self.d[i] * yi;
+            z[i] = zi;
+            rz += yi.dot(&zi);
+            let (blocks, cols) = self.upper.upper_row(pattern, i);
+            for (block, &j) in blocks.iter().zip(cols) {
+                acc[j as usize] += block.tr_mul(&yi);
+            }
+        }
+        self.p.copy_from_slice(&self.z);
+        rz
+    }
+
+    /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
+    /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
+    fn backward(&mut self, pattern: &BlockPattern, fixed: &[bool], beta: f64) {
+        let n = self.r.len();
+        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
+        let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
+        for i in (0..n).rev() {
+            if fixed[i] {
+                continue;
+            }
+            let pi = z[i] + beta * p[i];
+            p[i] = pi;
+            let (blocks, cols) = self.upper.upper_row(pattern, i);
+            let mut ut = Vector3::zeros();
+            for (block, &j) in blocks.iter().zip(cols) {
+                ut += block * t[j as usize];
+            }
+            let ti = d_inv[i] * (pi - ut);
+            t[i] = ti;
+            q[i] = ut;
+            for (block, &j) in blocks.iter().zip(cols) {
+                lt[j as usize] += block.tr_mul(&ti);
+            }
+        }
+    }
+
+    /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
+    /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
+    fn forward(&mut self, pattern: &BlockPattern, fixed: &[bool]) -> f64 {
+        let n = self.r.len();
+        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
+        let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
+        let mut pq = 0.0;
+        for i in 0..n {
+            if fixed[i] {
+                acc[i] = Vector3::zeros();
+                continue;
+            }
+            let wi = d_inv[i] * (q[i] - acc[i]);
+            acc[i] = Vector3::zeros();
+            let qi = t[i] + wi;
+            q[i] = qi;
+            pq += p[i].dot(&qi);
+            let (blocks, cols) = self.upper.upper_row(pattern, i);
+            for (block, &j) in blocks.iter().zip(cols) {
+                acc[j as usize] += block.tr_mul(&wi);
+            }
+        }
+        pq
+    }
+
+    /// `x += α t`, `r −= α (p̂ + L t)` (`A t = p̂ + L t`), `r̂ −= α Â p̂`, `ẑ = D r̂` and
+    /// `L t = 0` again; returns `(r·r, r̂ᵀ ẑ)`, summed per chunk in chunk order.
+    fn update(&mut self, fixed: &[bool], x: &mut [Vector3<f64>], alpha: f64) -> (f64, f64) {
+        let n = self.r.len();
+        let (d, p, t, q) = (&self.d, &self.p, &self.t, &self.q);
+        let ptrs = (
+            SharedMut(x.as_mut_ptr()),
+            SharedMut(self.r.as_mut_ptr()),
+            SharedMut(self.rh.as_mut_ptr()),
+            SharedMut(self.z.as_mut_ptr()),
+            SharedMut(self.lt.as_mut_ptr()),
+        );
+        par::chunked(n, par::VEC_PAR_MIN, &mut self.partials2, |range| {
+            let (xp, rp, rhp, zp, ltp) = &ptrs;
+            let (mut rr, mut rz) = (0.0, 0.0);
+            for i in range {
+                // SAFETY: disjoint chunks; `i < n`, the length of every vector here.
+                unsafe {
+                    let lti = &mut *ltp.ptr().add(i);
+                    if !fixed[i] {
+                        *xp.ptr().add(i) += alpha * t[i];
+                        let ri = &mut *rp.ptr().add(i);
+                        *ri -= alpha * (p[i] + *lti);
+                        rr += ri.norm_squared();
+                        let rhi = &mut *rhp.ptr().add(i);
+                        *rhi -= alpha * q[i];
+                        let zi = d[i] * *rhi;
+                        *zp.ptr().add(i) = zi;
+                        rz += rhi.dot(&zi);
+                    }
+                    *lti = Vector3::zeros();
+                }
+            }
+            (rr, rz)
+        });
+        sum2(&self.partials2, n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::linalg::test_support::{bar_system, random_vectors};
+    use crate::linalg::{BlockCsr, Pcg, PcgSettings, PcgStats, Preconditioner};
+    use nalgebra::Vector3;
+
+    fn solve(
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x0: &[Vector3<f64>],
+        tolerance: f64,
+        max_iterations: usize,
+        preconditioner: Preconditioner,
+    ) -> (Vec<Vector3<f64>>, PcgStats) {
+        let mut x = x0.to_vec();
+        let settings = PcgSettings {
+            tolerance,
+            max_iterations,
+            preconditioner,
+        };
+        let stats = Pcg::new(a.n_rows()).solve(a, b, fixed, &mut x, &settings);
+        (x, stats)
+    }
+
+    fn max_norm(v: &[Vector3<f64>]) -> f64 {
+        v.iter().map(|v| v.norm()).fold(0.0, f64::max)
+    }
+
+    /// `‖b − A x‖ / ‖b‖` over the free vertices, from a product with the full matrix.
+    fn true_relative_residual(
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &[Vector3<f64>],
+    ) -> f64 {
+        let mut ax = vec![Vector3::zeros(); x.len()];
+        a.mul_vec(x, &mut ax);
+        let (mut rr, mut bb) = (0.0, 0.0);
+        for i in (0..x.len()).filter(|&i| !fixed[i]) {
+            rr += (b[i] - ax[i]).norm_squared();
+            bb += b[i].norm_squared();
+        }
+        (rr / bb).sqrt()
+    }
+
+    /// Eisenstat's trick changes the cost of an iteration, not the iteration: from a zero and
+    /// from a non-zero first guess, with prescribed vertices, every iterate is plain block-SSOR
+    /// CG's to rounding, the converged solve takes the same iterations (±1) and reports the
+    /// true residual, and the fixed vertices keep their values.
+    #[test]
+    fn eisenstat_ssor_runs_the_iterates_of_block_ssor_cg() {
+        let (a, n) = bar_system([12, 3, 3]);
+        let fixed: Vec<bool> = (0..n).map(|i| i % 13 == 0).collect();
+        let b = random_vectors(n, 3, &fixed);
+        let prescribed: Vec<_> = (0..n)
+            .map(|i| {
+                if fixed[i] {
+                    Vector3::new(0.1, -0.2, 0.05 * i as f64)
+                } else {
+                    Vector3::zeros()
+                }
+            })
+            .collect();
+        let warm: Vec<_> = random_vectors(n, 4, &fixed)
+            .iter()
+            .zip(&prescribed)
+            .map(|(r, p)| 1e-4 * r + p)
+            .collect();
+        for x0 in [&prescribed, &warm] {
+            // The first iterates, one by one (neither has converged).
+            for k in 1..=6 {
+                let (xs, ss) = solve(&a, &b, &fixed, x0, 1e-14, k, Preconditioner::BlockSsor);
+                let (xe, se) = solve(&a, &b, &fixed, x0, 1e-14, k, Preconditioner::EisenstatSsor);
+                assert!(
+                    !ss.converged && !se.converged && se.iterations == k,
+                    "{se:?}"
+                );
+                let scale = max_norm(&xs);
+                for i in 0..n {
+                    assert!(
+                        (xs[i] - xe[i]).norm() <= 1e-10 * scale,
+                        "k = {k}, vertex {i}"
+                    );
+                }
+                let rel = ss.relative_residual;
+                assert!(
+                    (se.relative_residual - rel).abs() <= 1e-6 * rel,
+                    "{ss:?} {se:?}"
+                );
+            }
+            let (xs, ss) = solve(&a, &b, &fixed, x0, 1e-10, 2000, Preconditioner::BlockSsor);
+            let (xe, se) = solve(
+                &a,
+                &b,
+                &fixed,
+                x0,
+                1e-10,
+                2000,
+                Preconditioner::EisenstatSsor,
+            );
+            assert!(ss.converged && se.converged, "{ss:?} {se:?}");
+            assert!(
+                se.iterations.abs_diff(ss.iterations) <= 1,
+                "Eisenstat {} vs SSOR {}",
+                se.iterations,
+                ss.iterations
+            );
+            let rel = true_relative_residual(&a, &b, &fixed, &xe);
+            assert!(
+                rel <= 1e-10 && (rel - se.relative_residual).abs() <= 1e-6 * rel,
+                "{rel:e} vs {:e}",
+                se.relative_residual
+            );
+            let scale = max_norm(&xs);
+            for i in 0..n {
+                assert!((xs[i] - xe[i]).norm() <= 1e-8 * scale, "vertex {i}");
+                if fixed[i] {
+                    assert_eq!(xe[i], x0[i]);
+                }
+            }
+        }
+    }
+
+    /// Above `par::VEC_PAR_MIN` rows the vector update runs in parallel chunks: one thread or
+    /// two give the same bits.
+    #[test]
+    fn eisenstat_ssor_is_thread_count_independent() {
+        let (a, n) = bar_system([80, 20, 20]);
+        assert!(n >= crate::linalg::par::VEC_PAR_MIN);
+        let fixed: Vec<bool> = (0..n).map(|i| i % 21 == 0).collect();
+        let b = random_vectors(n, 5, &fixed);
+        let x0 = vec![Vector3::zeros(); n];
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    solve(
+                        &a,
+                        &b,
+                        &fixed,
+                        &x0,
+                        1e-8,
+                        500,
+                        Preconditioner::EisenstatSsor,
+                    )
+                })
+        };
+        let ((x1, s1), (x2, s2)) = (run(1), run(2));
+        assert!(s1.converged && s1 == s2, "{s1:?} {s2:?}");
+        assert!(x1.iter().zip(&x2).all(|(p, q)| p
+            .iter()
+            .zip(q.iter())
+            .all(|(s, t)| s.to_bits() == t.to_bits())));
+    }
+}
