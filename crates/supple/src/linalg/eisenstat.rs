@@ -17,14 +17,15 @@
 //! arithmetic.
 //!
 //! **The product.** `E + Eᵀ = A + D`, so `A = E + Eᵀ − D` and, with `t = E⁻ᵀ p̂`,
-//! `Â p̂ = E⁻¹ (E + Eᵀ − D) E⁻ᵀ p̂ = t + E⁻¹ (p̂ − D t)` (Eisenstat eq. 2.3; with a
-//! relaxation ω, `E = D/ω + L` and `D t` becomes `(2/ω − 1) D t`). The backward sweep
-//! `(D + U) t = p̂` computes `tᵢ = Dᵢ⁻¹ (p̂ᵢ − (U t)ᵢ)` row by row, so `p̂ − D t = U t` is the sum
-//! it has just gathered: the forward sweep solves `(D + L) w = U t` and `Â p̂ = t + w`. Both
-//! sweeps read the compact upper half of `A` (`linalg::upper`; the forward one scatters along
-//! the rows of `U = Lᵀ`), so an iteration reads the matrix's upper blocks twice, where
-//! SSOR-PCG in the shared loop reads them three times (or the full matrix and the upper half
-//! twice, above [`super::par::VEC_PAR_MIN`] rows).
+//! `Â p̂ = E⁻¹ (E + Eᵀ − D) E⁻ᵀ p̂ = t + E⁻¹ (p̂ − D t)` (Eisenstat 1981; with a
+//! relaxation ω, `E = D/ω + L`, `E + Eᵀ = A + (2/ω − 1) D`, and `D t` becomes
+//! `(2/ω − 1) D t`; ω = 1 here, as in `linalg::ssor`). The backward sweep `(D + U) t = p̂`
+//! computes `tᵢ = Dᵢ⁻¹ (p̂ᵢ − (U t)ᵢ)` row by row, so `p̂ − D t = U t` is the sum it has just
+//! gathered: the forward sweep solves `(D + L) w = U t` and `Â p̂ = t + w`. Both sweeps read
+//! one compact copy of `D⁻¹` and the strict upper half of `A` (stored transposed, see
+//! `Sweeps`), so an iteration reads the matrix's upper blocks twice, where SSOR-PCG in the
+//! shared loop reads them three times (or the full matrix and the upper half twice, above
+//! [`super::par::VEC_PAR_MIN`] rows).
 //!
 //! **The iterate and the stopping rule.** The original direction is `d = t`, so `x` itself is
 //! updated, `x += α t` (nothing is mapped back at the end), and `A t = L t + (D + U) t =
@@ -49,16 +50,14 @@
 
 use super::cg::{residual, sum2, CgError, CgInfo};
 use super::par::{self, SharedMut};
-use super::pcg::BlockJacobi;
-use super::upper::UpperHalf;
-use super::{BlockCsr, BlockPattern, PcgSettings, Precond};
+use super::pcg::invert_block;
+use super::{BlockCsr, PcgSettings};
 use nalgebra::{Matrix3, Vector3};
 
 /// The matrix halves and vectors of Eisenstat-SSOR CG, sized on the first solve.
 #[derive(Debug, Clone)]
 pub struct EisenstatSsor {
-    jacobi: BlockJacobi,
-    upper: UpperHalf,
+    sweeps: Sweeps,
     /// Diagonal blocks `D` of the free vertices (zero on fixed ones), contiguous.
     d: Vec<Matrix3<f64>>,
     /// Residual of `A x = b` (`b − A x` by recurrence).
@@ -81,12 +80,74 @@ pub struct EisenstatSsor {
     partials2: Vec<(f64, f64)>,
 }
 
+/// What the sweeps read, row by row and contiguous: row `i` holds `Dᵢ⁻¹` (zero on fixed
+/// vertices), then the blocks `Aⱼᵢ = Aᵢⱼᵀ` of `L` below the diagonal for every `j > i` of
+/// the pattern's row — the strict upper half of `A` stored transposed, so both scatters
+/// (`L t` and `L w`) are plain block products and only the backward sweep's gather of `U t`
+/// is a transposed one.
+#[derive(Debug, Clone, Default)]
+struct Sweeps {
+    /// Row pointers and diagonal slots of the pattern the offsets were built for.
+    row_ptr: Vec<u32>,
+    diag: Vec<u32>,
+    /// Row `i` owns `blocks[start[i]..start[i + 1]]` and the same range of `cols`.
+    start: Vec<u32>,
+    cols: Vec<u32>,
+    blocks: Vec<Matrix3<f64>>,
+}
+
+impl Sweeps {
+    /// Copies `D⁻¹` and the transposed upper blocks of `a` (the offsets are made again only
+    /// when the pattern's rows differ from the last one's: once per body).
+    fn load(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        let p = &*a.pattern;
+        if self.start.is_empty() || self.row_ptr != p.row_ptr || self.diag != p.diag {
+            self.start.clear();
+            self.cols.clear();
+            self.start.push(0);
+            for i in 0..p.n_rows() {
+                let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
+                self.cols.extend_from_slice(&p.cols[s..e]);
+                self.start.push(self.cols.len() as u32);
+            }
+            self.blocks = vec![Matrix3::zeros(); self.cols.len()];
+            self.row_ptr.clone_from(&p.row_ptr);
+            self.diag.clone_from(&p.diag);
+        }
+        for i in 0..p.n_rows() {
+            let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
+            let o = self.start[i] as usize;
+            self.blocks[o] = if fixed[i] {
+                Matrix3::zeros()
+            } else {
+                invert_block(&a.values[s])
+            };
+            for (dst, src) in self.blocks[o + 1..o + e - s]
+                .iter_mut()
+                .zip(&a.values[s + 1..e])
+            {
+                *dst = src.transpose();
+            }
+        }
+    }
+
+    /// Row `i`: `Dᵢ⁻¹`, the blocks `Aⱼᵢ` (`j > i`) and their `j`.
+    #[inline]
+    fn row(&self, i: usize) -> (&Matrix3<f64>, &[Matrix3<f64>], &[u32]) {
+        let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
+        (
+            &self.blocks[s],
+            &self.blocks[s + 1..e],
+            &self.cols[s + 1..e],
+        )
+    }
+}
+
 impl EisenstatSsor {
     pub fn new(n: usize) -> Self {
         let zero = vec![Vector3::zeros(); n];
         Self {
-            jacobi: BlockJacobi::new(n),
-            upper: UpperHalf::default(),
+            sweeps: Sweeps::default(),
             d: vec![Matrix3::zeros(); n],
             r: zero.clone(),
             rh: zero.clone(),
@@ -107,8 +168,7 @@ impl EisenstatSsor {
         if self.r.len() != n {
             *self = Self::new(n);
         }
-        self.jacobi.refresh(a, fixed);
-        self.upper.load(a);
+        self.sweeps.load(a, fixed);
         let (values, diag) = (&a.values, &a.pattern.diag);
         par::for_each_mut(&mut self.d, |i, d| {
             *d = if fixed[i] {
@@ -172,15 +232,15 @@ impl EisenstatSsor {
                 relative_residual,
             });
         }
-        let mut rz = self.restart(&a.pattern, fixed);
+        let mut rz = self.restart(fixed);
         if !rz.is_finite() {
             return Err(CgError::NonFinite { iterations });
         }
         let mut beta = 0.0;
         while iterations < settings.max_iterations {
             // p̂ = ẑ + β p̂, t = E⁻ᵀ p̂, U t and L t; then Â p̂ = t + E⁻¹ U t and p̂ᵀ Â p̂.
-            self.backward(&a.pattern, fixed, beta);
-            let pq = self.forward(&a.pattern, fixed);
+            self.backward(fixed, beta);
+            let pq = self.forward(fixed);
             if !pq.is_finite() {
                 return Err(CgError::NonFinite { iterations });
             }
@@ -207,7 +267,7 @@ impl EisenstatSsor {
                         relative_residual,
                     });
                 }
-                rz = self.restart(&a.pattern, fixed);
+                rz = self.restart(fixed);
                 if !rz.is_finite() {
                     return Err(CgError::NonFinite { iterations });
                 }
@@ -250,9 +310,8 @@ impl EisenstatSsor {
     }
 
     /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
-    fn restart(&mut self, pattern: &BlockPattern, fixed: &[bool]) -> f64 {
+    fn restart(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
-        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
         let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
         let mut rz = 0.0;
         for i in 0..n {
@@ -262,15 +321,15 @@ impl EisenstatSsor {
                 z[i] = Vector3::zeros();
                 continue;
             }
-            let yi = d_inv[i] * (r[i] - acc[i]);
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
+            let yi = d_inv * (r[i] - acc[i]);
             acc[i] = Vector3::zeros();
             rh[i] = yi;
             let zi = self.d[i] * yi;
             z[i] = zi;
             rz += yi.dot(&zi);
-            let (blocks, cols) = self.upper.upper_row(pattern, i);
             for (block, &j) in blocks.iter().zip(cols) {
-                acc[j as usize] += block.tr_mul(&yi);
+                acc[j as usize] += block * yi;
             }
         }
         self.p.copy_from_slice(&self.z);
@@ -279,9 +338,8 @@ impl EisenstatSsor {
 
     /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
     /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
-    fn backward(&mut self, pattern: &BlockPattern, fixed: &[bool], beta: f64) {
+    fn backward(&mut self, fixed: &[bool], beta: f64) {
         let n = self.r.len();
-        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
         let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
         for i in (0..n).rev() {
             if fixed[i] {
@@ -289,25 +347,24 @@ impl EisenstatSsor {
             }
             let pi = z[i] + beta * p[i];
             p[i] = pi;
-            let (blocks, cols) = self.upper.upper_row(pattern, i);
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
             let mut ut = Vector3::zeros();
             for (block, &j) in blocks.iter().zip(cols) {
-                ut += block * t[j as usize];
+                ut += block.tr_mul(&t[j as usize]);
             }
-            let ti = d_inv[i] * (pi - ut);
+            let ti = d_inv * (pi - ut);
             t[i] = ti;
             q[i] = ut;
             for (block, &j) in blocks.iter().zip(cols) {
-                lt[j as usize] += block.tr_mul(&ti);
+                lt[j as usize] += block * ti;
             }
         }
     }
 
     /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
     /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
-    fn forward(&mut self, pattern: &BlockPattern, fixed: &[bool]) -> f64 {
+    fn forward(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
-        let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
         let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
         let mut pq = 0.0;
         for i in 0..n {
@@ -315,14 +372,14 @@ impl EisenstatSsor {
                 acc[i] = Vector3::zeros();
                 continue;
             }
-            let wi = d_inv[i] * (q[i] - acc[i]);
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
+            let wi = d_inv * (q[i] - acc[i]);
             acc[i] = Vector3::zeros();
             let qi = t[i] + wi;
             q[i] = qi;
             pq += p[i].dot(&qi);
-            let (blocks, cols) = self.upper.upper_row(pattern, i);
             for (block, &j) in blocks.iter().zip(cols) {
-                acc[j as usize] += block.tr_mul(&wi);
+                acc[j as usize] += block * wi;
             }
         }
         pq

@@ -58,19 +58,6 @@ impl UpperHalf {
         }
     }
 
-    /// Row `i` of the matrix last loaded on `pattern`: its strictly upper blocks and their
-    /// columns (for the sweeps of `linalg::eisenstat`).
-    #[inline]
-    pub(super) fn upper_row<'a>(
-        &'a self,
-        pattern: &'a BlockPattern,
-        i: usize,
-    ) -> (&'a [Matrix3<f64>], &'a [u32]) {
-        let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
-        let c = pattern.diag[i] as usize;
-        (&self.values[s + 1..e], &pattern.cols[c + 1..c + e - s])
-    }
-
     /// `q = A p` on the free rows (other rows of `q` are left unspecified) for the matrix last
     /// loaded on `pattern`, with `p` zero on fixed rows; returns `p·q` over the free rows,
     /// summed per [`par::CHUNK`] rows and then in chunk order (`partials` needs
