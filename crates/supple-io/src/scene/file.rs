@@ -113,7 +113,7 @@ impl Default for SolverSection {
             tolerance: 1e-6,
             max_iterations: 1000,
             warm_start: WarmStartName::Extrapolate,
-            preconditioner: PreconditionerName::BlockJacobi,
+            preconditioner: PreconditionerName::EisenstatSsor,
             ordering: OrderingName::Nd,
             seed: 1,
         }
