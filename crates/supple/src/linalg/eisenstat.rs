@@ -44,6 +44,11 @@
 //! reported residual belong to `A`, and the original-space updates need the product's
 //! by-products `t` and `L t`, which a `Precond::apply` neither sees nor returns.
 //!
+//! SSOR needs `A` positive definite on the free vertices; when it is not, the loop stops at
+//! `p̂ᵀ Â p̂ ≤ 0` and says so ([`EisenstatSsor::breakdown`]), and `linalg::Pcg` runs the solve
+//! again with block Jacobi, whose CG may still get through (the Liesenfeld–Stolfi bar under
+//! 200 g of `supple-io/tests/impacts.rs` needed it).
+//!
 //! The sweeps are sequential (every row needs the rows after or before it); the vector
 //! update runs in chunks summed in chunk order ([`super::par`]): the same bits on any number
 //! of threads. Nothing is allocated after the first solve on a matrix size.
@@ -78,6 +83,10 @@ pub struct EisenstatSsor {
     acc: Vec<Vector3<f64>>,
     partials: Vec<f64>,
     partials2: Vec<(f64, f64)>,
+    /// The first guess of the last solve, for a caller that retries it.
+    x0: Vec<Vector3<f64>>,
+    /// The last solve stopped at `p̂ᵀ Â p̂ ≤ 0`.
+    broke_down: bool,
 }
 
 /// What the sweeps read, row by row and contiguous: row `i` holds `Dᵢ⁻¹` (zero on fixed
@@ -156,7 +165,9 @@ impl EisenstatSsor {
             t: zero.clone(),
             q: zero.clone(),
             lt: zero.clone(),
-            acc: zero,
+            acc: zero.clone(),
+            x0: zero,
+            broke_down: false,
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
         }
@@ -191,6 +202,8 @@ impl EisenstatSsor {
         settings: &PcgSettings,
     ) -> Result<CgInfo, CgError> {
         let n = a.n_rows();
+        self.broke_down = false;
+        self.x0.copy_from_slice(x);
         let b_norm = par::sum(n, &mut self.partials, |i| {
             if fixed[i] {
                 0.0
@@ -245,7 +258,9 @@ impl EisenstatSsor {
                 return Err(CgError::NonFinite { iterations });
             }
             if pq <= 0.0 {
-                break; // not positive definite (or breakdown): report non-convergence
+                // Not positive definite (or breakdown): report non-convergence.
+                self.broke_down = true;
+                break;
             }
             let alpha = rz / pq;
             let (rr, rz_new) = self.update(fixed, x, alpha);
@@ -284,6 +299,13 @@ impl EisenstatSsor {
             iterations,
             relative_residual,
         }))
+    }
+
+    /// Whether the last solve stopped because `p̂ᵀ Â p̂ ≤ 0` (a matrix that is not positive
+    /// definite on the free vertices, where SSOR's `M` need not be either), and the first
+    /// guess it started from.
+    pub fn breakdown(&self) -> (bool, &[Vector3<f64>]) {
+        (self.broke_down, &self.x0)
     }
 
     /// `r = b − A x` on the free vertices (zero on fixed ones); returns `(r·r, 0)`. Uses `z`

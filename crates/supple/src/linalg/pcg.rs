@@ -6,7 +6,7 @@
 //! with Eisenstat's trick, which runs a loop of its own (`linalg::eisenstat` says why).
 
 use super::amg::{Amg, AmgSettings};
-use super::cg::{conjugate_gradient, CgError, CgWorkspace, Precond};
+use super::cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
 use super::eisenstat::EisenstatSsor;
 use super::multicolor::MulticolorSsor;
 use super::par;
@@ -25,7 +25,9 @@ pub enum Preconditioner {
     /// The same preconditioner run with Eisenstat's trick (1981): CG on the split-preconditioned
     /// system, one backward and one forward sweep per iteration and no product with `A`; the
     /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic. See
-    /// `linalg::eisenstat`. The default: fewer CPU ms per step than block Jacobi on the 450,
+    /// `linalg::eisenstat`. A solve that breaks down (`pᵀ A p ≤ 0`: a matrix that is not
+    /// positive definite, as on the tangents of very large deformations) is run again with
+    /// block Jacobi from the same first guess. The default: fewer CPU ms per step than block Jacobi on the 450,
     /// 20k and 160k-tet bars of EXPERIMENTS.md (*Performance (issue 18)*).
     #[default]
     EisenstatSsor,
@@ -209,7 +211,29 @@ impl Pcg {
                     .eisenstat
                     .get_or_insert_with(|| EisenstatSsor::new(a.n_rows()));
                 es.refresh(a, fixed);
-                es.solve(a, b, fixed, x, settings)
+                let result = es.solve(a, b, fixed, x, settings);
+                match (result, es.breakdown()) {
+                    // SSOR needs a positive definite matrix; on the indefinite tangents of
+                    // large deformations (a Liesenfeld–Stolfi bar under 200 g) it breaks
+                    // down where block Jacobi's CG may still get through: the solve is run
+                    // again with block Jacobi from the same first guess, iterations added.
+                    (Err(CgError::NoConvergence(info)), (true, x0)) => {
+                        x.copy_from_slice(x0);
+                        self.jacobi.refresh(a, fixed);
+                        let more = |i: CgInfo| CgInfo {
+                            iterations: i.iterations + info.iterations,
+                            ..i
+                        };
+                        match conjugate_gradient(ws, a, b, fixed, x, settings, &mut self.jacobi) {
+                            Ok(i) => Ok(more(i)),
+                            Err(CgError::NoConvergence(i)) => Err(CgError::NoConvergence(more(i))),
+                            Err(CgError::NonFinite { iterations }) => Err(CgError::NonFinite {
+                                iterations: iterations + info.iterations,
+                            }),
+                        }
+                    }
+                    (result, _) => result,
+                }
             }
             Preconditioner::MulticolorSsor => {
                 let pc = self
