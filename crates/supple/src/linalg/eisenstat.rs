@@ -123,10 +123,10 @@ impl Sweeps {
             self.row_ptr.clone_from(&p.row_ptr);
             self.diag.clone_from(&p.diag);
         }
-        for i in 0..p.n_rows() {
+        for (i, &fixed_i) in fixed.iter().enumerate().take(p.n_rows()) {
             let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
             let o = self.start[i] as usize;
-            self.blocks[o] = if fixed[i] {
+            self.blocks[o] = if fixed_i {
                 Matrix3::zeros()
             } else {
                 invert_block(&a.values[s])
@@ -225,9 +225,9 @@ impl EisenstatSsor {
         }
         // The sweeps read `t` on fixed vertices (zero there) and scatter into `lt` and `acc`
         // there (reset by the passes that read them).
-        for i in 0..n {
-            if fixed[i] {
-                self.t[i] = Vector3::zeros();
+        for (ti, &f) in self.t.iter_mut().zip(fixed) {
+            if f {
+                *ti = Vector3::zeros();
             }
         }
         self.lt.fill(Vector3::zeros());
