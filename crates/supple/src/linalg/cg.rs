@@ -83,6 +83,17 @@ impl CgWorkspace {
     }
 }
 
+impl CgWorkspace {
+    /// Sizes what the loop would size at its first solve of `a` (the upper half below
+    /// [`par::VEC_PAR_MIN`] rows), so that a later first use allocates nothing: for a caller
+    /// that runs this loop only as a fallback (`linalg::Pcg`'s Eisenstat SSOR).
+    pub fn prepare(&mut self, a: &BlockCsr) {
+        if a.n_rows() < par::VEC_PAR_MIN {
+            self.upper.load(a);
+        }
+    }
+}
+
 /// Solves `A x = b` on the free vertices with preconditioner `precond`; `x` holds the first
 /// guess (warm start) on entry and its fixed entries are left untouched. Stops when
 /// `‖b − A x‖ ≤ tolerance · ‖b‖` on the free vertices or after `max_iterations`. `A` must be

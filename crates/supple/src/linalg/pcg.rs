@@ -207,6 +207,10 @@ impl Pcg {
                 conjugate_gradient(ws, a, b, fixed, x, settings, pc)
             }
             Preconditioner::EisenstatSsor => {
+                if self.eisenstat.is_none() {
+                    // The block-Jacobi fallback below must not allocate when it first runs.
+                    ws.prepare(a);
+                }
                 let es = self
                     .eisenstat
                     .get_or_insert_with(|| EisenstatSsor::new(a.n_rows()));
