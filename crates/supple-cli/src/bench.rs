@@ -52,6 +52,8 @@ pub enum BenchBroadPhase {
 pub enum BenchPreconditioner {
     BlockJacobi,
     BlockSsor,
+    /// Block SSOR run with Eisenstat's trick (no product with A per iteration).
+    EisenstatSsor,
     MulticolorSsor,
     Amg,
 }
@@ -299,6 +301,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             pcg.preconditioner = match pc {
                 BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
                 BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
+                BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
                 BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
                 BenchPreconditioner::Amg => Preconditioner::Amg,
             };

@@ -325,6 +325,7 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
         preconditioner: match args.preconditioner {
             BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
             BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
+            BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
             BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
             BenchPreconditioner::Amg => Preconditioner::Amg,
         },

@@ -183,9 +183,9 @@ fn explicit_integrators_and_every_model_do_not_allocate() {
     });
 }
 
-/// Issue 18: the multicolour SSOR and the multigrid preconditioners allocate nothing per step
-/// once the hierarchy is built (a rebuild is setup and allocates, so the steps counted here
-/// must not have rebuilt it: asserted through the `amg_builds` counter).
+/// Issue 18: the multicolour SSOR, the multigrid and the Eisenstat-SSOR preconditioners
+/// allocate nothing per step once the hierarchy is built (a rebuild is setup and allocates, so
+/// the steps counted here must not have rebuilt it: asserted through the `amg_builds` counter).
 #[test]
 fn multigrid_and_multicolor_steps_do_not_allocate() {
     let builds = |w: &World| -> f64 {
@@ -205,9 +205,11 @@ fn multigrid_and_multicolor_steps_do_not_allocate() {
         for (cells, preconditioner) in [
             ([12, 3, 3], Preconditioner::MulticolorSsor),
             ([12, 4, 4], Preconditioner::Amg),
+            ([12, 3, 3], Preconditioner::EisenstatSsor),
             // Large enough for the parallel sweeps, products and vector paths.
             ([80, 20, 20], Preconditioner::MulticolorSsor),
             ([40, 10, 10], Preconditioner::Amg),
+            ([80, 20, 20], Preconditioner::EisenstatSsor),
         ] {
             let mut w = world(cells, corot, MassKind::Lumped, preconditioner);
             w.step().unwrap();

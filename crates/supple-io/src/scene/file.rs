@@ -115,7 +115,7 @@ impl Default for SolverSection {
             tolerance: 1e-6,
             max_iterations: 1000,
             warm_start: WarmStartName::Extrapolate,
-            preconditioner: PreconditionerName::BlockJacobi,
+            preconditioner: PreconditionerName::EisenstatSsor,
             ordering: OrderingName::Nd,
             seed: 1,
         }
@@ -127,6 +127,7 @@ impl Default for SolverSection {
 pub(super) enum PreconditionerName {
     BlockJacobi,
     BlockSsor,
+    EisenstatSsor,
     MulticolorSsor,
     Amg,
 }

@@ -334,6 +334,7 @@ fn validate(
         preconditioner: match file.solver.preconditioner {
             PreconditionerName::BlockJacobi => Preconditioner::BlockJacobi,
             PreconditionerName::BlockSsor => Preconditioner::BlockSsor,
+            PreconditionerName::EisenstatSsor => Preconditioner::EisenstatSsor,
             PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
             PreconditionerName::Amg => Preconditioner::Amg,
         },

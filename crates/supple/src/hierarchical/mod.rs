@@ -35,7 +35,7 @@
 //! **What differs from the paper**, besides the reading: Hauth & Straßer recompute the
 //! rotations only for the top level; so do we. Their fine solve is a preconditioned CG on the
 //! finer levels without saying which preconditioner; ours is, for (b), the crate's
-//! [`crate::linalg::Pcg`] with the settings' preconditioner (block Jacobi by default) or block
+//! [`crate::linalg::Pcg`] with the settings' preconditioner (Eisenstat-SSOR by default) or block
 //! Jacobi plus an exact solve on the coarse level's space ([`two_level`]), and for (a) block
 //! Jacobi on the hierarchical matrix. Constraints must hold all
 //! three components of a vertex (a coarse vertex set is carried to the fine level with the

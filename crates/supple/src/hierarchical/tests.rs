@@ -426,9 +426,16 @@ fn the_coarse_correction_changes_the_iterations_not_the_solution() {
             },
             time: crate::load::TimeFunction::One,
         });
+        // Block Jacobi, the preconditioner the coarse correction is added to (the default is
+        // Eisenstat SSOR since issue 18).
+        let base = settings(Reading::Full);
         let s = HierarchySettings {
             coarse_correction,
-            ..settings(Reading::Full)
+            pcg: PcgSettings {
+                preconditioner: crate::linalg::Preconditioner::BlockJacobi,
+                ..base.pcg
+            },
+            ..base
         };
         let mut body = HierarchicalBody::new(d, s).unwrap();
         let mut iterations = 0;

@@ -83,6 +83,17 @@ impl CgWorkspace {
     }
 }
 
+impl CgWorkspace {
+    /// Sizes what the loop would size at its first solve of `a` (the upper half below
+    /// [`par::VEC_PAR_MIN`] rows), so that a later first use allocates nothing: for a caller
+    /// that runs this loop only as a fallback (`linalg::Pcg`'s Eisenstat SSOR).
+    pub fn prepare(&mut self, a: &BlockCsr) {
+        if a.n_rows() < par::VEC_PAR_MIN {
+            self.upper.load(a);
+        }
+    }
+}
+
 /// Solves `A x = b` on the free vertices with preconditioner `precond`; `x` holds the first
 /// guess (warm start) on entry and its fixed entries are left untouched. Stops when
 /// `‖b − A x‖ ≤ tolerance · ‖b‖` on the free vertices or after `max_iterations`. `A` must be
@@ -302,7 +313,7 @@ fn full_product(
 /// `r = b − A x` on free rows (zero on fixed rows), and `z = D⁻¹ r` when `diag` is given;
 /// returns `(r·r, r·z)` (`r·z = 0` without `diag`). `q` is scratch.
 #[allow(clippy::too_many_arguments)]
-fn residual(
+pub(super) fn residual(
     a: &BlockCsr,
     b: &[Vector3<f64>],
     fixed: &[bool],
@@ -340,7 +351,7 @@ fn residual(
     sum2(partials2, n)
 }
 
-fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
+pub(super) fn sum2(partials: &[(f64, f64)], n: usize) -> (f64, f64) {
     partials[..par::n_chunks(n)]
         .iter()
         .fold((0.0, 0.0), |acc, p| (acc.0 + p.0, acc.1 + p.1))

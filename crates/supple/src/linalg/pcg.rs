@@ -2,10 +2,12 @@
 //! and which preconditioner), the statistics of one solve, and [`Pcg`], which holds the
 //! workspace of the one CG loop ([`conjugate_gradient`]) and the preconditioners behind its
 //! [`Precond`] trait: block Jacobi (here), block SSOR (`linalg::ssor`), multicolour SSOR
-//! (`linalg::multicolor`) and smoothed-aggregation multigrid (`linalg::amg`).
+//! (`linalg::multicolor`) and smoothed-aggregation multigrid (`linalg::amg`); and block SSOR
+//! with Eisenstat's trick, which runs a loop of its own (`linalg::eisenstat` says why).
 
 use super::amg::{Amg, AmgSettings};
-use super::cg::{conjugate_gradient, CgError, CgWorkspace, Precond};
+use super::cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
+use super::eisenstat::EisenstatSsor;
 use super::multicolor::MulticolorSsor;
 use super::par;
 use super::ssor::Ssor;
@@ -16,11 +18,19 @@ use nalgebra::{Matrix3, Vector3};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Preconditioner {
     /// Inverse 3×3 diagonal blocks (parallel, cheap).
-    #[default]
     BlockJacobi,
     /// Symmetric block Gauss–Seidel in vertex order, `M = (D + L) D⁻¹ (D + Lᵀ)` (sequential
     /// sweeps; fewer iterations). See `linalg::ssor`.
     BlockSsor,
+    /// The same preconditioner run with Eisenstat's trick (1981): CG on the split-preconditioned
+    /// system, one backward and one forward sweep per iteration and no product with `A`; the
+    /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic. See
+    /// `linalg::eisenstat`. A solve that breaks down (`pᵀ A p ≤ 0`: a matrix that is not
+    /// positive definite, as on the tangents of very large deformations) is run again with
+    /// block Jacobi from the same first guess. The default: fewer CPU ms per step than block Jacobi on the 450,
+    /// 20k and 160k-tet bars of EXPERIMENTS.md (*Performance (issue 18)*).
+    #[default]
+    EisenstatSsor,
     /// Symmetric block Gauss–Seidel in a vertex-colour order: the rows of one colour are
     /// independent, so the sweeps run in parallel (same bits for any thread count). See
     /// `linalg::multicolor`.
@@ -43,7 +53,7 @@ impl Default for PcgSettings {
         Self {
             tolerance: 1e-6,
             max_iterations: 1000,
-            preconditioner: Preconditioner::BlockJacobi,
+            preconditioner: Preconditioner::EisenstatSsor,
         }
     }
 }
@@ -126,6 +136,7 @@ pub struct Pcg {
     ws: CgWorkspace,
     jacobi: BlockJacobi,
     ssor: Option<Ssor>,
+    eisenstat: Option<EisenstatSsor>,
     multicolor: Option<MulticolorSsor>,
     amg: Option<Amg>,
     /// Rest positions of the vertices, for the rigid-body modes of the multigrid.
@@ -138,6 +149,7 @@ impl Pcg {
             ws: CgWorkspace::new(n),
             jacobi: BlockJacobi::new(n),
             ssor: None,
+            eisenstat: None,
             multicolor: None,
             amg: None,
             positions: None,
@@ -193,6 +205,39 @@ impl Pcg {
                 let pc = self.ssor.get_or_insert_with(|| Ssor::new(a.n_rows()));
                 pc.refresh(a, fixed);
                 conjugate_gradient(ws, a, b, fixed, x, settings, pc)
+            }
+            Preconditioner::EisenstatSsor => {
+                if self.eisenstat.is_none() {
+                    // The block-Jacobi fallback below must not allocate when it first runs.
+                    ws.prepare(a);
+                }
+                let es = self
+                    .eisenstat
+                    .get_or_insert_with(|| EisenstatSsor::new(a.n_rows()));
+                es.refresh(a, fixed);
+                let result = es.solve(a, b, fixed, x, settings);
+                match (result, es.breakdown()) {
+                    // SSOR needs a positive definite matrix; on the indefinite tangents of
+                    // large deformations (a Liesenfeld–Stolfi bar under 200 g) it breaks
+                    // down where block Jacobi's CG may still get through: the solve is run
+                    // again with block Jacobi from the same first guess, iterations added.
+                    (Err(CgError::NoConvergence(info)), (true, x0)) => {
+                        x.copy_from_slice(x0);
+                        self.jacobi.refresh(a, fixed);
+                        let more = |i: CgInfo| CgInfo {
+                            iterations: i.iterations + info.iterations,
+                            ..i
+                        };
+                        match conjugate_gradient(ws, a, b, fixed, x, settings, &mut self.jacobi) {
+                            Ok(i) => Ok(more(i)),
+                            Err(CgError::NoConvergence(i)) => Err(CgError::NoConvergence(more(i))),
+                            Err(CgError::NonFinite { iterations }) => Err(CgError::NonFinite {
+                                iterations: iterations + info.iterations,
+                            }),
+                        }
+                    }
+                    (result, _) => result,
+                }
             }
             Preconditioner::MulticolorSsor => {
                 let pc = self
@@ -379,6 +424,7 @@ mod tests {
         for preconditioner in [
             Preconditioner::BlockJacobi,
             Preconditioner::BlockSsor,
+            Preconditioner::EisenstatSsor,
             Preconditioner::MulticolorSsor,
             Preconditioner::Amg,
         ] {

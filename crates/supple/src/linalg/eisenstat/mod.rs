@@ -1,0 +1,450 @@
+//! Block SSOR preconditioned CG with Eisenstat's trick: one backward and one forward block
+//! sweep per iteration and no product with `A`.
+//!
+//! **The preconditioner.** Write `A = L + D + U` on the free vertices (`D` the 3×3 diagonal
+//! blocks, `L` the strictly lower blocks, `U = Lᵀ`; fixed rows and columns removed) and
+//! `E = D + L`. Symmetric block Gauss–Seidel (SSOR with ω = 1, the preconditioner of
+//! `linalg::ssor`) is `M = E D⁻¹ Eᵀ` (Saad, *Iterative Methods for Sparse Linear Systems*,
+//! 2nd ed., eq. 10.9).
+//!
+//! **The transformed system** (S. C. Eisenstat, "Efficient implementation of a class of
+//! preconditioned conjugate gradient methods", SIAM J. Sci. Stat. Comput. 2(1), 1981). Since
+//! `M⁻¹ = E⁻ᵀ D E⁻¹`, PCG on `A x = b` with `M` is CG on `Â x̂ = r̂₀` with `Â = E⁻¹ A E⁻ᵀ`,
+//! `r̂₀ = E⁻¹ r₀` and the block-diagonal preconditioner `D` (`ẑ = D r̂`): with
+//! `x = x₀ + E⁻ᵀ x̂`, the residuals are `r̂ = E⁻¹ r`, so `r̂ᵀ D r̂ = rᵀ M⁻¹ r`, and a direction
+//! `p̂` of the transformed loop is the direction `d = E⁻ᵀ p̂` of the original one, with
+//! `p̂ᵀ Â p̂ = dᵀ A d`. Both loops take the same `α` and `β` and the same iterates in exact
+//! arithmetic.
+//!
+//! **The product.** `E + Eᵀ = A + D`, so `A = E + Eᵀ − D` and, with `t = E⁻ᵀ p̂`,
+//! `Â p̂ = E⁻¹ (E + Eᵀ − D) E⁻ᵀ p̂ = t + E⁻¹ (p̂ − D t)` (Eisenstat 1981; with a
+//! relaxation ω, `E = D/ω + L`, `E + Eᵀ = A + (2/ω − 1) D`, and `D t` becomes
+//! `(2/ω − 1) D t`; ω = 1 here, as in `linalg::ssor`). The backward sweep `(D + U) t = p̂`
+//! computes `tᵢ = Dᵢ⁻¹ (p̂ᵢ − (U t)ᵢ)` row by row, so `p̂ − D t = U t` is the sum it has just
+//! gathered: the forward sweep solves `(D + L) w = U t` and `Â p̂ = t + w`. Both sweeps read
+//! one compact copy of `D⁻¹` and the strict upper half of `A` (stored transposed, see
+//! `Sweeps`), so an iteration reads the matrix's upper blocks twice, where SSOR-PCG in the
+//! shared loop reads them three times (or the full matrix and the upper half twice, above
+//! [`super::par::VEC_PAR_MIN`] rows).
+//!
+//! **The iterate and the stopping rule.** The original direction is `d = t`, so `x` itself is
+//! updated, `x += α t` (nothing is mapped back at the end), and `A t = L t + (D + U) t =
+//! L t + p̂`: the backward sweep also scatters the blocks it has read, transposed, into `L t`
+//! (a second 3×3 product per block, no second read of it), and `r −= α (p̂ + L t)` is the
+//! recurrence residual `b − A x` of SSOR-PCG in the shared loop. The stopping test is that
+//! loop's, on that quantity: `‖r‖ ≤ tolerance · ‖b‖` on the free vertices, confirmed by the
+//! true residual `b − A x` (one product with `A`, at a candidate exit only; CG restarts from
+//! it when the two disagree), and the residual reported is the true one. `r̂` is kept by its
+//! own recurrence `r̂ −= α Â p̂` (`E⁻¹ r` afresh would cost a sweep); in rounding it drifts
+//! from `E⁻¹ r` like any recurrence residual, which the confirmation covers.
+//!
+//! **Why a loop of its own** and not the shared loop of `linalg::cg` with a preconditioner
+//! behind [`super::Precond`]: that loop runs CG on the system it is given and tests that
+//! system's residual. Here CG runs on `Â` while the iterate, the stopping test and the
+//! reported residual belong to `A`, and the original-space updates need the product's
+//! by-products `t` and `L t`, which a `Precond::apply` neither sees nor returns.
+//!
+//! SSOR needs `A` positive definite on the free vertices; when it is not, the loop stops at
+//! `p̂ᵀ Â p̂ ≤ 0` and says so ([`EisenstatSsor::breakdown`]), and `linalg::Pcg` runs the solve
+//! again with block Jacobi, whose CG may still get through (the Liesenfeld–Stolfi bar under
+//! 200 g of `supple-io/tests/impacts.rs` needed it).
+//!
+//! The sweeps are sequential (every row needs the rows after or before it); the vector
+//! update runs in chunks summed in chunk order ([`super::par`]): the same bits on any number
+//! of threads. Nothing is allocated after the first solve on a matrix size.
+
+use super::cg::{residual, sum2, CgError, CgInfo};
+use super::par::{self, SharedMut};
+use super::pcg::invert_block;
+use super::{BlockCsr, PcgSettings};
+use nalgebra::{Matrix3, Vector3};
+
+/// The matrix halves and vectors of Eisenstat-SSOR CG, sized on the first solve.
+#[derive(Debug, Clone)]
+pub struct EisenstatSsor {
+    sweeps: Sweeps,
+    /// Diagonal blocks `D` of the free vertices (zero on fixed ones), contiguous.
+    d: Vec<Matrix3<f64>>,
+    /// Residual of `A x = b` (`b − A x` by recurrence).
+    r: Vec<Vector3<f64>>,
+    /// Residual of the transformed system, `r̂ = E⁻¹ r` by recurrence.
+    rh: Vec<Vector3<f64>>,
+    /// `ẑ = D r̂`.
+    z: Vec<Vector3<f64>>,
+    /// Direction `p̂` of the transformed system.
+    p: Vec<Vector3<f64>>,
+    /// `t = E⁻ᵀ p̂`, the direction of `x`.
+    t: Vec<Vector3<f64>>,
+    /// `U t` after the backward sweep, `Â p̂ = t + w` after the forward one.
+    q: Vec<Vector3<f64>>,
+    /// `L t`, scattered by the backward sweep (zero between iterations).
+    lt: Vec<Vector3<f64>>,
+    /// The forward sweep's scattered sums `(L w)ᵢ` (zero between sweeps).
+    acc: Vec<Vector3<f64>>,
+    partials: Vec<f64>,
+    partials2: Vec<(f64, f64)>,
+    /// The first guess of the last solve, for a caller that retries it.
+    x0: Vec<Vector3<f64>>,
+    /// The last solve stopped at `p̂ᵀ Â p̂ ≤ 0`.
+    broke_down: bool,
+}
+
+/// What the sweeps read, row by row and contiguous: row `i` holds `Dᵢ⁻¹` (zero on fixed
+/// vertices), then the blocks `Aⱼᵢ = Aᵢⱼᵀ` of `L` below the diagonal for every `j > i` of
+/// the pattern's row — the strict upper half of `A` stored transposed, so both scatters
+/// (`L t` and `L w`) are plain block products and only the backward sweep's gather of `U t`
+/// is a transposed one.
+#[derive(Debug, Clone, Default)]
+struct Sweeps {
+    /// Row pointers and diagonal slots of the pattern the offsets were built for.
+    row_ptr: Vec<u32>,
+    diag: Vec<u32>,
+    /// Row `i` owns `blocks[start[i]..start[i + 1]]` and the same range of `cols`.
+    start: Vec<u32>,
+    cols: Vec<u32>,
+    blocks: Vec<Matrix3<f64>>,
+}
+
+impl Sweeps {
+    /// Copies `D⁻¹` and the transposed upper blocks of `a` (the offsets are made again only
+    /// when the pattern's rows differ from the last one's: once per body).
+    fn load(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        let p = &*a.pattern;
+        if self.start.is_empty() || self.row_ptr != p.row_ptr || self.diag != p.diag {
+            self.start.clear();
+            self.cols.clear();
+            self.start.push(0);
+            for i in 0..p.n_rows() {
+                let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
+                self.cols.extend_from_slice(&p.cols[s..e]);
+                self.start.push(self.cols.len() as u32);
+            }
+            self.blocks = vec![Matrix3::zeros(); self.cols.len()];
+            self.row_ptr.clone_from(&p.row_ptr);
+            self.diag.clone_from(&p.diag);
+        }
+        for (i, &fixed_i) in fixed.iter().enumerate().take(p.n_rows()) {
+            let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
+            let o = self.start[i] as usize;
+            self.blocks[o] = if fixed_i {
+                Matrix3::zeros()
+            } else {
+                invert_block(&a.values[s])
+            };
+            for (dst, src) in self.blocks[o + 1..o + e - s]
+                .iter_mut()
+                .zip(&a.values[s + 1..e])
+            {
+                *dst = src.transpose();
+            }
+        }
+    }
+
+    /// Row `i`: `Dᵢ⁻¹`, the blocks `Aⱼᵢ` (`j > i`) and their `j`.
+    #[inline]
+    fn row(&self, i: usize) -> (&Matrix3<f64>, &[Matrix3<f64>], &[u32]) {
+        let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
+        (
+            &self.blocks[s],
+            &self.blocks[s + 1..e],
+            &self.cols[s + 1..e],
+        )
+    }
+}
+
+impl EisenstatSsor {
+    pub fn new(n: usize) -> Self {
+        let zero = vec![Vector3::zeros(); n];
+        Self {
+            sweeps: Sweeps::default(),
+            d: vec![Matrix3::zeros(); n],
+            r: zero.clone(),
+            rh: zero.clone(),
+            z: zero.clone(),
+            p: zero.clone(),
+            t: zero.clone(),
+            q: zero.clone(),
+            lt: zero.clone(),
+            acc: zero.clone(),
+            x0: zero,
+            broke_down: false,
+            partials: vec![0.0; par::n_chunks(n)],
+            partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+        }
+    }
+
+    /// Takes `D`, `D⁻¹` (zero on fixed vertices) and the upper half of `a`.
+    pub fn refresh(&mut self, a: &BlockCsr, fixed: &[bool]) {
+        let n = a.n_rows();
+        if self.r.len() != n {
+            *self = Self::new(n);
+        }
+        self.sweeps.load(a, fixed);
+        let (values, diag) = (&a.values, &a.pattern.diag);
+        par::for_each_mut(&mut self.d, |i, d| {
+            *d = if fixed[i] {
+                Matrix3::zeros()
+            } else {
+                values[diag[i] as usize]
+            };
+        });
+    }
+
+    /// Solves `A x = b` on the free vertices by SSOR-preconditioned CG with Eisenstat's trick;
+    /// the contract, stopping rule and errors of [`super::conjugate_gradient`]. Call
+    /// [`EisenstatSsor::refresh`] with `a` and `fixed` first.
+    pub fn solve(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+        settings: &PcgSettings,
+    ) -> Result<CgInfo, CgError> {
+        let n = a.n_rows();
+        self.broke_down = false;
+        self.x0.copy_from_slice(x);
+        let b_norm = par::sum(n, &mut self.partials, |i| {
+            if fixed[i] {
+                0.0
+            } else {
+                b[i].norm_squared()
+            }
+        })
+        .sqrt();
+        if !b_norm.is_finite() {
+            return Err(CgError::NonFinite { iterations: 0 });
+        }
+        if b_norm == 0.0 {
+            for (xi, &f) in x.iter_mut().zip(fixed) {
+                if !f {
+                    *xi = Vector3::zeros();
+                }
+            }
+            return Ok(CgInfo::default());
+        }
+        // The sweeps read `t` on fixed vertices (zero there) and scatter into `lt` and `acc`
+        // there (reset by the passes that read them).
+        for (ti, &f) in self.t.iter_mut().zip(fixed) {
+            if f {
+                *ti = Vector3::zeros();
+            }
+        }
+        self.lt.fill(Vector3::zeros());
+        self.acc.fill(Vector3::zeros());
+        let target = settings.tolerance * b_norm;
+        let mut iterations = 0;
+        let (rr, _) = self.true_residual(a, b, fixed, x);
+        if !rr.is_finite() {
+            return Err(CgError::NonFinite { iterations });
+        }
+        let mut relative_residual = rr.sqrt() / b_norm;
+        if rr.sqrt() <= target {
+            return Ok(CgInfo {
+                iterations,
+                relative_residual,
+            });
+        }
+        let mut rz = self.restart(fixed);
+        if !rz.is_finite() {
+            return Err(CgError::NonFinite { iterations });
+        }
+        let mut beta = 0.0;
+        while iterations < settings.max_iterations {
+            // p̂ = ẑ + β p̂, t = E⁻ᵀ p̂, U t and L t; then Â p̂ = t + E⁻¹ U t and p̂ᵀ Â p̂.
+            self.backward(fixed, beta);
+            let pq = self.forward(fixed);
+            if !pq.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            if pq <= 0.0 {
+                // Not positive definite (or breakdown): report non-convergence.
+                self.broke_down = true;
+                break;
+            }
+            let alpha = rz / pq;
+            let (rr, rz_new) = self.update(fixed, x, alpha);
+            iterations += 1;
+            if !rr.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            relative_residual = rr.sqrt() / b_norm;
+            if rr.sqrt() <= target {
+                // Confirm with the true residual; restart from it when they disagree.
+                let (rr_true, _) = self.true_residual(a, b, fixed, x);
+                if !rr_true.is_finite() {
+                    return Err(CgError::NonFinite { iterations });
+                }
+                relative_residual = rr_true.sqrt() / b_norm;
+                if rr_true.sqrt() <= target {
+                    return Ok(CgInfo {
+                        iterations,
+                        relative_residual,
+                    });
+                }
+                rz = self.restart(fixed);
+                if !rz.is_finite() {
+                    return Err(CgError::NonFinite { iterations });
+                }
+                beta = 0.0;
+                continue;
+            }
+            if !rz_new.is_finite() {
+                return Err(CgError::NonFinite { iterations });
+            }
+            beta = rz_new / rz;
+            rz = rz_new;
+        }
+        Err(CgError::NoConvergence(CgInfo {
+            iterations,
+            relative_residual,
+        }))
+    }
+
+    /// Whether the last solve stopped because `p̂ᵀ Â p̂ ≤ 0` (a matrix that is not positive
+    /// definite on the free vertices, where SSOR's `M` need not be either), and the first
+    /// guess it started from.
+    pub fn breakdown(&self) -> (bool, &[Vector3<f64>]) {
+        (self.broke_down, &self.x0)
+    }
+
+    /// `r = b − A x` on the free vertices (zero on fixed ones); returns `(r·r, 0)`. Uses `z`
+    /// and `q` as scratch.
+    fn true_residual(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &[Vector3<f64>],
+    ) -> (f64, f64) {
+        let s = self;
+        residual(
+            a,
+            b,
+            fixed,
+            x,
+            &mut s.r,
+            &mut s.z,
+            &mut s.q,
+            &mut s.partials2,
+            None,
+        )
+    }
+
+    /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
+    fn restart(&mut self, fixed: &[bool]) -> f64 {
+        let n = self.r.len();
+        let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
+        let mut rz = 0.0;
+        for i in 0..n {
+            if fixed[i] {
+                acc[i] = Vector3::zeros();
+                rh[i] = Vector3::zeros();
+                z[i] = Vector3::zeros();
+                continue;
+            }
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
+            let yi = d_inv * (r[i] - acc[i]);
+            acc[i] = Vector3::zeros();
+            rh[i] = yi;
+            let zi = self.d[i] * yi;
+            z[i] = zi;
+            rz += yi.dot(&zi);
+            for (block, &j) in blocks.iter().zip(cols) {
+                acc[j as usize] += block * yi;
+            }
+        }
+        self.p.copy_from_slice(&self.z);
+        rz
+    }
+
+    /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
+    /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
+    fn backward(&mut self, fixed: &[bool], beta: f64) {
+        let n = self.r.len();
+        let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
+        for i in (0..n).rev() {
+            if fixed[i] {
+                continue;
+            }
+            let pi = z[i] + beta * p[i];
+            p[i] = pi;
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
+            let mut ut = Vector3::zeros();
+            for (block, &j) in blocks.iter().zip(cols) {
+                ut += block.tr_mul(&t[j as usize]);
+            }
+            let ti = d_inv * (pi - ut);
+            t[i] = ti;
+            q[i] = ut;
+            for (block, &j) in blocks.iter().zip(cols) {
+                lt[j as usize] += block * ti;
+            }
+        }
+    }
+
+    /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
+    /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
+    fn forward(&mut self, fixed: &[bool]) -> f64 {
+        let n = self.r.len();
+        let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
+        let mut pq = 0.0;
+        for i in 0..n {
+            if fixed[i] {
+                acc[i] = Vector3::zeros();
+                continue;
+            }
+            let (d_inv, blocks, cols) = self.sweeps.row(i);
+            let wi = d_inv * (q[i] - acc[i]);
+            acc[i] = Vector3::zeros();
+            let qi = t[i] + wi;
+            q[i] = qi;
+            pq += p[i].dot(&qi);
+            for (block, &j) in blocks.iter().zip(cols) {
+                acc[j as usize] += block * wi;
+            }
+        }
+        pq
+    }
+
+    /// `x += α t`, `r −= α (p̂ + L t)` (`A t = p̂ + L t`), `r̂ −= α Â p̂`, `ẑ = D r̂` and
+    /// `L t = 0` again; returns `(r·r, r̂ᵀ ẑ)`, summed per chunk in chunk order.
+    fn update(&mut self, fixed: &[bool], x: &mut [Vector3<f64>], alpha: f64) -> (f64, f64) {
+        let n = self.r.len();
+        let (d, p, t, q) = (&self.d, &self.p, &self.t, &self.q);
+        let ptrs = (
+            SharedMut(x.as_mut_ptr()),
+            SharedMut(self.r.as_mut_ptr()),
+            SharedMut(self.rh.as_mut_ptr()),
+            SharedMut(self.z.as_mut_ptr()),
+            SharedMut(self.lt.as_mut_ptr()),
+        );
+        par::chunked(n, par::VEC_PAR_MIN, &mut self.partials2, |range| {
+            let (xp, rp, rhp, zp, ltp) = &ptrs;
+            let (mut rr, mut rz) = (0.0, 0.0);
+            for i in range {
+                // SAFETY: disjoint chunks; `i < n`, the length of every vector here.
+                unsafe {
+                    let lti = &mut *ltp.ptr().add(i);
+                    if !fixed[i] {
+                        *xp.ptr().add(i) += alpha * t[i];
+                        let ri = &mut *rp.ptr().add(i);
+                        *ri -= alpha * (p[i] + *lti);
+                        rr += ri.norm_squared();
+                        let rhi = &mut *rhp.ptr().add(i);
+                        *rhi -= alpha * q[i];
+                        let zi = d[i] * *rhi;
+                        *zp.ptr().add(i) = zi;
+                        rz += rhi.dot(&zi);
+                    }
+                    *lti = Vector3::zeros();
+                }
+            }
+            (rr, rz)
+        });
+        sum2(&self.partials2, n)
+    }
+}
+
+#[cfg(test)]
+mod tests;
