@@ -3,34 +3,18 @@
 
 mod common;
 
+use common::{cube_mesh, implicit};
 use supple::body::{Body, BodyDesc};
 use supple::contact::{
     BroadPhaseKind, ContactSettings, ContactSurface, NarrowPhase, Obstacle, Response, RigidPath,
     Shape,
 };
 use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
+use supple::mesh::{box_grid, BoxGrid, TetSplit};
 use supple::nalgebra::{Isometry3, Rotation3, Translation3, UnitQuaternion, Vector3};
-use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 
 const COROT: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
-
-fn cube_mesh(cells: usize, h: f64, origin: Vector3<f64>) -> TetMesh {
-    box_grid(&BoxGrid {
-        cells: [cells; 3],
-        cell_size: Vector3::repeat(h),
-        origin,
-        split: TetSplit::Five,
-    })
-}
-
-fn implicit() -> IntegratorKind {
-    IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(common::pcg(1e-8)),
-        warm_start: WarmStart::Extrapolate,
-    }
-}
 
 fn world(bodies: Vec<BodyDesc>, g: Vector3<f64>, dt: f64, contact: ContactSettings) -> World {
     let bodies = bodies.into_iter().map(|d| Body::new(d).unwrap()).collect();

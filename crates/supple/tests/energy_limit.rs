@@ -4,31 +4,14 @@
 
 mod common;
 
+use common::{cube_mesh, implicit};
 use supple::body::{Body, BodyDesc};
 use supple::contact::ContactSettings;
 use supple::fem::material::{CorotationalTangent, ModelKind};
-use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
 
 const COROT: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
-
-fn cube_mesh(cells: usize, h: f64, origin: Vector3<f64>) -> TetMesh {
-    box_grid(&BoxGrid {
-        cells: [cells; 3],
-        cell_size: Vector3::repeat(h),
-        origin,
-        split: TetSplit::Five,
-    })
-}
-
-fn implicit() -> IntegratorKind {
-    IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(common::pcg(1e-8)),
-        warm_start: WarmStart::Extrapolate,
-    }
-}
 
 fn energy(w: &mut World) -> f64 {
     let g = w.gravity;

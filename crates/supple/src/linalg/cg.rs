@@ -128,25 +128,9 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
     // Below the size where the vector passes go parallel, `A p` runs on one thread from the
     // matrix's upper half (half the bytes; `linalg::upper`).
     let half = n < par_min;
-    let b_norm = par::sum(n, partials, |i| {
-        if fixed[i] {
-            0.0
-        } else {
-            b[i].norm_squared()
-        }
-    })
-    .sqrt();
-    if !b_norm.is_finite() {
-        return Err(CgError::NonFinite { iterations: 0 });
-    }
-    if b_norm == 0.0 {
-        for (xi, &f) in x.iter_mut().zip(fixed) {
-            if !f {
-                *xi = Vector3::zeros();
-            }
-        }
+    let Some(b_norm) = free_norm(b, fixed, x, partials)? else {
         return Ok(CgInfo::default());
-    }
+    };
     if half {
         upper.load(a);
     }
@@ -277,6 +261,37 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
         iterations,
         relative_residual,
     }))
+}
+
+/// `‖b‖` over the free vertices, the scale of every CG stopping test here. `None` when
+/// `b = 0` on them: the solution is `x = 0` there, written, and the solve is done. A
+/// non-finite `b` is an error before any iteration.
+pub(super) fn free_norm(
+    b: &[Vector3<f64>],
+    fixed: &[bool],
+    x: &mut [Vector3<f64>],
+    partials: &mut [f64],
+) -> Result<Option<f64>, CgError> {
+    let b_norm = par::sum(b.len(), partials, |i| {
+        if fixed[i] {
+            0.0
+        } else {
+            b[i].norm_squared()
+        }
+    })
+    .sqrt();
+    if !b_norm.is_finite() {
+        return Err(CgError::NonFinite { iterations: 0 });
+    }
+    if b_norm == 0.0 {
+        for (xi, &f) in x.iter_mut().zip(fixed) {
+            if !f {
+                *xi = Vector3::zeros();
+            }
+        }
+        return Ok(None);
+    }
+    Ok(Some(b_norm))
 }
 
 /// `q = A p` and `p·q` over the free rows (`p` zero on fixed rows), in parallel chunks of rows

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use supple::body::{Body, BodyDesc};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::PcgSettings;
-use supple::mesh::{box_grid, BoxGrid, TetSplit};
+use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::nalgebra::Vector3;
 use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
 use supple::world::World;
@@ -93,5 +93,23 @@ impl Lcg {
     }
     pub fn vec3(&mut self) -> Vector3<f64> {
         Vector3::new(self.uniform(), self.uniform(), self.uniform())
+    }
+}
+
+/// A cube of `cells`³ cells of size `h` (five tets per cell) with its lowest corner at `origin`.
+pub fn cube_mesh(cells: usize, h: f64, origin: Vector3<f64>) -> TetMesh {
+    box_grid(&BoxGrid {
+        cells: [cells; 3],
+        cell_size: Vector3::repeat(h),
+        origin,
+        split: TetSplit::Five,
+    })
+}
+
+/// Linearized backward Euler, PCG to 1e-8, extrapolated first guess (the contact tests' step).
+pub fn implicit() -> IntegratorKind {
+    IntegratorKind::BackwardEulerLinearized {
+        solver: LinearSolverKind::Pcg(pcg(1e-8)),
+        warm_start: WarmStart::Extrapolate,
     }
 }

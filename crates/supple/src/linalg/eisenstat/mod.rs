@@ -53,7 +53,7 @@
 //! update runs in chunks summed in chunk order ([`super::par`]): the same bits on any number
 //! of threads. Nothing is allocated after the first solve on a matrix size.
 
-use super::cg::{residual, sum2, CgError, CgInfo};
+use super::cg::{free_norm, residual, sum2, CgError, CgInfo};
 use super::par::{self, SharedMut};
 use super::pcg::invert_block;
 use super::{BlockCsr, PcgSettings};
@@ -201,28 +201,11 @@ impl EisenstatSsor {
         x: &mut [Vector3<f64>],
         settings: &PcgSettings,
     ) -> Result<CgInfo, CgError> {
-        let n = a.n_rows();
         self.broke_down = false;
         self.x0.copy_from_slice(x);
-        let b_norm = par::sum(n, &mut self.partials, |i| {
-            if fixed[i] {
-                0.0
-            } else {
-                b[i].norm_squared()
-            }
-        })
-        .sqrt();
-        if !b_norm.is_finite() {
-            return Err(CgError::NonFinite { iterations: 0 });
-        }
-        if b_norm == 0.0 {
-            for (xi, &f) in x.iter_mut().zip(fixed) {
-                if !f {
-                    *xi = Vector3::zeros();
-                }
-            }
+        let Some(b_norm) = free_norm(b, fixed, x, &mut self.partials)? else {
             return Ok(CgInfo::default());
-        }
+        };
         // The sweeps read `t` on fixed vertices (zero there) and scatter into `lt` and `acc`
         // there (reset by the passes that read them).
         for (ti, &f) in self.t.iter_mut().zip(fixed) {
