@@ -116,6 +116,15 @@ impl ElementSet {
     where
         F: Fn(usize, &mut ElementBlocks) + Sync,
     {
+        self.scatter_blocks_with(k, element_blocks, true);
+    }
+
+    /// [`ElementSet::scatter_blocks`], with or without the prefetch (the same bits).
+    #[inline(always)]
+    fn scatter_blocks_with<F>(&self, k: &mut BlockCsr, element_blocks: F, prefetch: bool)
+    where
+        F: Fn(usize, &mut ElementBlocks) + Sync,
+    {
         assert_eq!(
             k.values.len(),
             self.pattern.n_blocks(),
@@ -125,7 +134,7 @@ impl ElementSet {
         self.for_each_colored(|e| {
             // The blocks are read-modify-written at scattered places of a matrix larger than
             // the L2 cache: ask for the next element's while this one's are computed.
-            if let Some(next) = self.scatter.get(e + 1) {
+            if let Some(next) = self.scatter.get(e + 1).filter(|_| prefetch) {
                 for &k in next {
                     prefetch_block(out.ptr().wrapping_add(k as usize));
                 }
@@ -328,5 +337,96 @@ mod tests {
             assert!((g[0] + g[1] + g[2] + g[3]).norm() < 1e-9);
         }
         assert!((es.volume.iter().sum::<f64>() - m.volume()).abs() < 1e-12);
+    }
+
+    /// `add_rotated_linear_blocks` as it was before it was inlined (commit b9d4768).
+    #[inline(never)]
+    fn rotated_blocks_outlined(
+        sink: &mut ElementBlocks,
+        grad: &[Vector3<f64>; 4],
+        r: &Matrix3<f64>,
+        volume: f64,
+        lame: crate::fem::material::Lame,
+        scale: f64,
+    ) {
+        let h = grad.map(|g| r * g);
+        let s = scale * volume;
+        let (smu, slambda) = (s * lame.mu, s * lame.lambda);
+        for a in 0..4 {
+            for b in a..4 {
+                let mut k = (smu * h[b]) * h[a].transpose() + (slambda * h[a]) * h[b].transpose();
+                let iso = smu * grad[a].dot(&grad[b]);
+                k[(0, 0)] += iso;
+                k[(1, 1)] += iso;
+                k[(2, 2)] += iso;
+                sink.add_symmetric(a, b, &k);
+            }
+        }
+    }
+
+    /// Cost per element of the corotational tangent's scatter (zeroing included), kernel
+    /// outlined or inlined, with and without the prefetch, interleaved in one process on
+    /// the 20k and 160k bench bars. Run with `cargo test --release -p supple --lib
+    /// elements::tests::time_rotated_blocks -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn time_rotated_blocks() {
+        use crate::fem::material::{add_rotated_linear_blocks, test_support::Lcg, Lame};
+        let lame = Lame::from_youngs_poisson(1e5, 0.33).unwrap();
+        for cells in [[40, 10, 10], [80, 20, 20]] {
+            let m = box_grid(&BoxGrid {
+                cells,
+                cell_size: Vector3::repeat(1.0 / cells[0] as f64),
+                origin: Vector3::zeros(),
+                split: TetSplit::Five,
+            });
+            let es = ElementSet::new(&m);
+            let mut lcg = Lcg(3);
+            let rot: Vec<Matrix3<f64>> = (0..es.len())
+                .map(|_| {
+                    let w = 0.3 * lcg.vec3();
+                    nalgebra::Rotation3::new(w).into_inner()
+                })
+                .collect();
+            let mut k = BlockCsr::zeros(es.pattern.clone());
+            let mut run = |inline: bool, prefetch: bool| {
+                let t = std::time::Instant::now();
+                k.set_zero();
+                es.scatter_blocks_with(
+                    &mut k,
+                    |e, sink| {
+                        let args = (&es.grad[e], &rot[e], es.volume[e]);
+                        if inline {
+                            add_rotated_linear_blocks(sink, args.0, args.1, args.2, lame, 1e-4);
+                        } else {
+                            rotated_blocks_outlined(sink, args.0, args.1, args.2, lame, 1e-4);
+                        }
+                    },
+                    prefetch,
+                );
+                (t.elapsed().as_secs_f64() * 1e9 / es.len() as f64, k.values.clone())
+            };
+            let reference = run(false, false).1;
+            let mut ns = [[0.0; 41]; 4];
+            for round in 0..41 {
+                for (v, ns) in ns.iter_mut().enumerate() {
+                    let (t, values) = run(v & 1 == 1, v & 2 == 2);
+                    assert!(values == reference, "variant {v} changed the matrix");
+                    ns[round] = t;
+                }
+            }
+            for (v, ns) in ns.iter_mut().enumerate() {
+                ns.sort_by(f64::total_cmp);
+                println!(
+                    "{} tets: kernel {}, prefetch {}: {:.1} ns per element (median of 41; lower quartile {:.1}, min {:.1})",
+                    es.len(),
+                    if v & 1 == 1 { "inlined" } else { "outlined" },
+                    v & 2 == 2,
+                    ns[20],
+                    ns[10],
+                    ns[0]
+                );
+            }
+        }
     }
 }

@@ -155,3 +155,72 @@ fn eisenstat_ssor_is_thread_count_independent() {
         .zip(q.iter())
         .all(|(s, t)| s.to_bits() == t.to_bits())));
 }
+
+/// Solves `A x = b` (first guess zero, every 40th vertex fixed) with the baseline or the AVX2
+/// sweeps; returns the solution, the iterations and the seconds the solve took.
+fn solve_with_sweeps(
+    a: &BlockCsr,
+    b: &[Vector3<f64>],
+    fixed: &[bool],
+    avx2: bool,
+) -> (Vec<Vector3<f64>>, usize, f64) {
+    let mut solver = crate::linalg::EisenstatSsor::new(a.n_rows());
+    solver.refresh(a, fixed);
+    solver.set_avx2(avx2);
+    let mut x = vec![Vector3::zeros(); a.n_rows()];
+    let settings = PcgSettings {
+        tolerance: 1e-6,
+        max_iterations: 1000,
+        preconditioner: Preconditioner::EisenstatSsor,
+    };
+    let t = std::time::Instant::now();
+    let info = solver.solve(a, b, fixed, &mut x, &settings).unwrap();
+    (x, info.iterations, t.elapsed().as_secs_f64())
+}
+
+/// The AVX2 copies of the sweeps compute every sum in the baseline's order: the same bits
+/// (vacuous on a CPU without AVX2, where both runs take the baseline sweeps).
+#[test]
+fn avx2_sweeps_give_the_baseline_bits() {
+    let (a, n) = bar_system([24, 6, 6]);
+    let fixed: Vec<bool> = (0..n).map(|i| i % 40 == 0).collect();
+    let b = random_vectors(n, 11, &fixed);
+    let (x0, it0, _) = solve_with_sweeps(&a, &b, &fixed, false);
+    let (x1, it1, _) = solve_with_sweeps(&a, &b, &fixed, true);
+    assert!(it0 > 5 && it0 == it1, "{it0} {it1}");
+    assert!(x0.iter().zip(&x1).all(|(p, q)| p
+        .iter()
+        .zip(q.iter())
+        .all(|(s, t)| s.to_bits() == t.to_bits())));
+}
+
+/// Solve time with the baseline and the AVX2 sweeps, interleaved in one process, on the
+/// 20k- and 160k-tet bars. Run with `cargo test --release -p supple --lib
+/// eisenstat::tests::time_avx2_sweeps -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn time_avx2_sweeps() {
+    for cells in [[40, 10, 10], [80, 20, 20]] {
+        let (a, n) = bar_system(cells);
+        let fixed: Vec<bool> = (0..n).map(|i| i % (cells[1] + 1) == 0).collect();
+        let b = random_vectors(n, 2, &fixed);
+        let rounds = if n < 10_000 { 21 } else { 7 };
+        let (mut base, mut wide) = (Vec::new(), Vec::new());
+        let mut iterations = 0;
+        for _ in 0..rounds {
+            let (x0, it, t0) = solve_with_sweeps(&a, &b, &fixed, false);
+            let (x1, _, t1) = solve_with_sweeps(&a, &b, &fixed, true);
+            assert!(x0 == x1);
+            iterations = it;
+            base.push(t0 * 1e3 / it as f64);
+            wide.push(t1 * 1e3 / it as f64);
+        }
+        base.sort_by(f64::total_cmp);
+        wide.sort_by(f64::total_cmp);
+        let m = rounds / 2;
+        println!(
+            "{n} vertices, {iterations} iterations: ms per iteration baseline {:.4} (min {:.4}), AVX2 {:.4} (min {:.4}), medians of {rounds}",
+            base[m], base[0], wide[m], wide[0]
+        );
+    }
+}
