@@ -69,37 +69,29 @@ pub fn rotation_near(f: &Matrix3<f64>, r0: &Matrix3<f64>) -> Matrix3<f64> {
         if det.is_nan() || det <= 1e-6 * scale2 * scale2.sqrt() {
             break;
         }
-        // u = det · w: the Cayley map of h = w/2 = u/(2 det) over the common denominator
-        // 4 det², Q = [(4det² − |u|²) I + 4 det [u]× + 2 u uᵀ] / (4det² + |u|²) — the same
-        // rotation as [(1 − |h|²) I + 2 [h]× + 2 h hᵀ] / (1 + |h|²) with one division
-        // instead of two (both sat on the iteration's dependency chain).
-        let u = nalgebra::Vector3::new(
-            c00 * b[0] + c01 * b[1] + c02 * b[2],
-            c01 * b[0] + c11 * b[1] + c12 * b[2],
-            c02 * b[0] + c12 * b[1] + c22 * b[2],
-        );
-        let uu = u.norm_squared();
-        let d2 = 4.0 * det * det;
-        let k = 1.0 / (d2 + uu);
-        if !(k > 0.0 && k.is_finite()) {
-            // 4 det² over- or underflowed (|F| beyond ~1e±50): the robust path decides.
-            break;
-        }
-        let (diag, cross, outer) = ((d2 - uu) * k, 4.0 * det * k, 2.0 * k);
+        let inv = 1.0 / det;
+        let w = [
+            (c00 * b[0] + c01 * b[1] + c02 * b[2]) * inv,
+            (c01 * b[0] + c11 * b[1] + c12 * b[2]) * inv,
+            (c02 * b[0] + c12 * b[1] + c22 * b[2]) * inv,
+        ];
+        // Cayley map with h = w/2: Q = [(1 − |h|²) I + 2 [h]× + 2 h hᵀ] / (1 + |h|²).
+        let h = nalgebra::Vector3::new(0.5 * w[0], 0.5 * w[1], 0.5 * w[2]);
+        let hh = h.norm_squared();
+        let k = 1.0 / (1.0 + hh);
         let q = Matrix3::new(
-            diag + outer * u.x * u.x,
-            outer * u.x * u.y - cross * u.z,
-            outer * u.x * u.z + cross * u.y,
-            outer * u.x * u.y + cross * u.z,
-            diag + outer * u.y * u.y,
-            outer * u.y * u.z - cross * u.x,
-            outer * u.x * u.z - cross * u.y,
-            outer * u.y * u.z + cross * u.x,
-            diag + outer * u.z * u.z,
-        );
+            1.0 - hh + 2.0 * h.x * h.x,
+            2.0 * (h.x * h.y - h.z),
+            2.0 * (h.x * h.z + h.y),
+            2.0 * (h.x * h.y + h.z),
+            1.0 - hh + 2.0 * h.y * h.y,
+            2.0 * (h.y * h.z - h.x),
+            2.0 * (h.x * h.z - h.y),
+            2.0 * (h.y * h.z + h.x),
+            1.0 - hh + 2.0 * h.z * h.z,
+        ) * k;
         r *= q;
-        // |h|² = |u|² / (4 det²) < 2.5e-15.
-        if uu < 2.5e-15 * d2 {
+        if hh < 2.5e-15 {
             // Quadratic convergence: the remaining error is below round-off. Accept if S is
             // positive definite (leading minors).
             let pd = s00 > 0.0 && s00 * s11 - s01 * s01 > 0.0 && {
@@ -284,148 +276,6 @@ mod tests {
             assert!(is_rotation(&a) && (a - rotation(&f)).norm() < 1e-12, "{f}");
         }
     }
-
-    /// One time step of a moving element: a stretch `S = I + O(strain)` turned by `Q`, warm
-    /// started from `Q` turned back by up to `turn` radians about a random axis.
-    fn near_case(rnd: &mut impl FnMut() -> f64, strain: f64, turn: f64) -> [Matrix3<f64>; 2] {
-        let q = Rotation3::from_euler_angles(3.0 * rnd(), 3.0 * rnd(), 3.0 * rnd()).into_inner();
-        let s = Matrix3::identity() + strain * Matrix3::from_fn(|_, _| rnd());
-        let axis = nalgebra::Unit::new_normalize(nalgebra::Vector3::new(rnd(), rnd(), rnd()));
-        let back = Rotation3::from_axis_angle(&axis, turn * rnd()).into_inner();
-        [q * (s + s.transpose()) * 0.5, q * back]
-    }
-
-    #[test]
-    fn one_division_cayley_update_agrees_with_the_two_division_one() {
-        let mut lcg = Lcg(2016);
-        let mut rnd = || lcg.uniform();
-        let mut differ = 0;
-        for k in 0..4000 {
-            let strain = [1e-4, 1e-2, 0.1, 0.4][k % 4];
-            let turn = [1e-3, 1e-2, 0.1, 1.0, 3.0][k % 5];
-            let [f, r0] = near_case(&mut rnd, strain, turn);
-            let (old, _) = rotation_near_two_divisions(&f, &r0);
-            let new = rotation_near(&f, &r0);
-            // Round-off apart (the same iterates in exact arithmetic), and the polar rotation.
-            assert!((new - old).norm() < 1e-14, "{k}: {}", (new - old).norm());
-            assert!((new - rotation(&f)).norm() < 1e-12, "{k}");
-            differ += usize::from(new != old);
-        }
-        // The test can tell the two apart: their roundings differ somewhere.
-        assert!(differ > 0);
-    }
-
-    /// Cost per call of the warm-started iteration, before and after the one-division
-    /// update, interleaved in one process, and its iteration counts. Run with `cargo test
-    /// --release -p supple --lib polar::tests::time_rotation_near -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn time_rotation_near() {
-        let mut lcg = Lcg(7);
-        let mut rnd = || lcg.uniform();
-        for (strain, turn) in [(1e-3, 1e-3), (1e-2, 1e-2), (1e-2, 5e-2)] {
-            let cases: Vec<_> = (0..100_000)
-                .map(|_| near_case(&mut rnd, strain, turn))
-                .collect();
-            let mut hist = [0usize; 7];
-            for [f, r0] in &cases {
-                hist[rotation_near_two_divisions(f, r0).1] += 1;
-            }
-            let time = |g: &dyn Fn(&Matrix3<f64>, &Matrix3<f64>) -> Matrix3<f64>| {
-                let t = std::time::Instant::now();
-                let mut acc = 0.0;
-                for [f, r0] in &cases {
-                    acc += g(f, r0)[(0, 1)];
-                }
-                (t.elapsed().as_secs_f64() * 1e9 / cases.len() as f64, acc)
-            };
-            let (mut old, mut new) = (Vec::new(), Vec::new());
-            for _ in 0..9 {
-                old.push(time(&|f, r0| rotation_near_two_divisions(f, r0).0).0);
-                new.push(time(&|f, r0| rotation_near(f, r0)).0);
-            }
-            old.sort_by(f64::total_cmp);
-            new.sort_by(f64::total_cmp);
-            println!(
-                "strain {strain}, turn ≤ {turn} rad: two divisions {:.1} ns, one {:.1} ns (medians of 9; mins {:.1}, {:.1}); iterations 1..6: {:?}, robust path {}",
-                old[4], new[4], old[0], new[0], &hist[1..], hist[0]
-            );
-        }
-    }
-
-    /// `rotation_near` as it was before the one-division Cayley update (commit b9d4768),
-    /// returning the iterations it took (0: the robust path), to compare results and cost.
-    fn rotation_near_two_divisions(f: &Matrix3<f64>, r0: &Matrix3<f64>) -> (Matrix3<f64>, usize) {
-        let mut r = *r0;
-        let scale2 = f.norm_squared();
-        for it in 1..=6 {
-            let g = r.tr_mul(f);
-            let (s00, s11, s22) = (g[(0, 0)], g[(1, 1)], g[(2, 2)]);
-            let s01 = 0.5 * (g[(0, 1)] + g[(1, 0)]);
-            let s02 = 0.5 * (g[(0, 2)] + g[(2, 0)]);
-            let s12 = 0.5 * (g[(1, 2)] + g[(2, 1)]);
-            // b = 2 axial(skew G)
-            let b = [
-                g[(2, 1)] - g[(1, 2)],
-                g[(0, 2)] - g[(2, 0)],
-                g[(1, 0)] - g[(0, 1)],
-            ];
-            // m = tr(S) I − S, solved by cofactors (symmetric).
-            let (m00, m11, m22) = (s11 + s22, s00 + s22, s00 + s11);
-            let (m01, m02, m12) = (-s01, -s02, -s12);
-            let c00 = m11 * m22 - m12 * m12;
-            let c01 = m02 * m12 - m01 * m22;
-            let c02 = m01 * m12 - m02 * m11;
-            let c11 = m00 * m22 - m02 * m02;
-            let c12 = m01 * m02 - m00 * m12;
-            let c22 = m00 * m11 - m01 * m01;
-            let det = m00 * c00 + m01 * c01 + m02 * c02;
-            // tr S·I − S is positive definite when S is: a small or negative det means the
-            // element is far from the warm start, degenerate or inverted.
-            if det.is_nan() || det <= 1e-6 * scale2 * scale2.sqrt() {
-                break;
-            }
-            let inv = 1.0 / det;
-            let w = [
-                (c00 * b[0] + c01 * b[1] + c02 * b[2]) * inv,
-                (c01 * b[0] + c11 * b[1] + c12 * b[2]) * inv,
-                (c02 * b[0] + c12 * b[1] + c22 * b[2]) * inv,
-            ];
-            // Cayley map with h = w/2: Q = [(1 − |h|²) I + 2 [h]× + 2 h hᵀ] / (1 + |h|²).
-            let h = nalgebra::Vector3::new(0.5 * w[0], 0.5 * w[1], 0.5 * w[2]);
-            let hh = h.norm_squared();
-            let k = 1.0 / (1.0 + hh);
-            let q = Matrix3::new(
-                1.0 - hh + 2.0 * h.x * h.x,
-                2.0 * (h.x * h.y - h.z),
-                2.0 * (h.x * h.z + h.y),
-                2.0 * (h.x * h.y + h.z),
-                1.0 - hh + 2.0 * h.y * h.y,
-                2.0 * (h.y * h.z - h.x),
-                2.0 * (h.x * h.z - h.y),
-                2.0 * (h.y * h.z + h.x),
-                1.0 - hh + 2.0 * h.z * h.z,
-            ) * k;
-            r *= q;
-            if hh < 2.5e-15 {
-                // Quadratic convergence: the remaining error is below round-off. Accept if S is
-                // positive definite (leading minors).
-                let pd = s00 > 0.0 && s00 * s11 - s01 * s01 > 0.0 && {
-                    let sm = Matrix3::new(s00, s01, s02, s01, s11, s12, s02, s12, s22);
-                    sm.determinant() > 0.0
-                };
-                if pd {
-                    return (r, it);
-                }
-                break;
-            }
-        }
-        (rotation(f), 0)
-    }
-
-    /// Scaled Newton iteration for the orthogonal polar factor (`det f > 0` assumed).
-    /// `X⁻ᵀ` comes from cofactors: for `X = [x₀ x₁ x₂]`, `X⁻ᵀ = [x₁×x₂, x₂×x₀, x₀×x₁] / det X`.
-    /// Frobenius scaling is used while the iterate is far from orthogonal; once the change is
 
     /// A rotation times an upper triangular matrix with a positive diagonal.
     fn rotated_triangular(rnd: &mut impl FnMut() -> f64) -> (Matrix3<f64>, Matrix3<f64>) {

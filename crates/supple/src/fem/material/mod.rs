@@ -332,7 +332,7 @@ pub(crate) fn linear_energy_density(g: &Matrix3<f64>, lame: Lame) -> f64 {
 /// (identity for the linear model), `scale ·` `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`
 /// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
 /// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed.
-#[inline(always)]
+#[inline]
 pub(crate) fn add_rotated_linear_blocks(
     sink: &mut ElementBlocks,
     grad: &[Vector3<f64>; 4],
@@ -344,10 +344,9 @@ pub(crate) fn add_rotated_linear_blocks(
     let h = grad.map(|g| r * g);
     let s = scale * volume;
     let (smu, slambda) = (s * lame.mu, s * lame.lambda);
-    let (mh, lh) = (h.map(|v| smu * v), h.map(|v| slambda * v));
     for a in 0..4 {
         for b in a..4 {
-            let mut k = mh[b] * h[a].transpose() + lh[a] * h[b].transpose();
+            let mut k = (smu * h[b]) * h[a].transpose() + (slambda * h[a]) * h[b].transpose();
             let iso = smu * grad[a].dot(&grad[b]);
             k[(0, 0)] += iso;
             k[(1, 1)] += iso;

@@ -87,8 +87,6 @@ pub struct EisenstatSsor {
     x0: Vec<Vector3<f64>>,
     /// The last solve stopped at `p̂ᵀ Â p̂ ≤ 0`.
     broke_down: bool,
-    /// Run the sweeps as compiled for AVX2 (see [`EisenstatSsor::backward`]).
-    avx2: bool,
 }
 
 /// What the sweeps read, row by row and contiguous: row `i` holds `Dᵢ⁻¹` (zero on fixed
@@ -170,7 +168,6 @@ impl EisenstatSsor {
             acc: zero.clone(),
             x0: zero,
             broke_down: false,
-            avx2: avx2_available(),
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
         }
@@ -319,22 +316,6 @@ impl EisenstatSsor {
 
     /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
     fn restart(&mut self, fixed: &[bool]) -> f64 {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only where the CPU has AVX2.
-            return unsafe { self.restart_avx2(fixed) };
-        }
-        self.restart_body(fixed)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn restart_avx2(&mut self, fixed: &[bool]) -> f64 {
-        self.restart_body(fixed)
-    }
-
-    #[inline(always)]
-    fn restart_body(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
         let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
         let mut rz = 0.0;
@@ -360,28 +341,9 @@ impl EisenstatSsor {
         rz
     }
 
-    /// The backward sweep (as the forward sweep and the restart: compiled twice, for the
-    /// x86-64 baseline and for AVX2, chosen at run time; without FMA contraction, which Rust
-    /// never does, the wider vectors compute every sum in the same order: the same bits on
-    /// any x86-64 CPU): `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
+    /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
     /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
     fn backward(&mut self, fixed: &[bool], beta: f64) {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only where the CPU has AVX2.
-            return unsafe { self.backward_avx2(fixed, beta) };
-        }
-        self.backward_body(fixed, beta)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn backward_avx2(&mut self, fixed: &[bool], beta: f64) {
-        self.backward_body(fixed, beta)
-    }
-
-    #[inline(always)]
-    fn backward_body(&mut self, fixed: &[bool], beta: f64) {
         let n = self.r.len();
         let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
         for i in (0..n).rev() {
@@ -407,22 +369,6 @@ impl EisenstatSsor {
     /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
     /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
     fn forward(&mut self, fixed: &[bool]) -> f64 {
-        #[cfg(target_arch = "x86_64")]
-        if self.avx2 {
-            // SAFETY: `avx2` is set only where the CPU has AVX2.
-            return unsafe { self.forward_avx2(fixed) };
-        }
-        self.forward_body(fixed)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn forward_avx2(&mut self, fixed: &[bool]) -> f64 {
-        self.forward_body(fixed)
-    }
-
-    #[inline(always)]
-    fn forward_body(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
         let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
         let mut pq = 0.0;
@@ -480,26 +426,6 @@ impl EisenstatSsor {
             (rr, rz)
         });
         sum2(&self.partials2, n)
-    }
-}
-
-/// Whether this CPU runs the AVX2 copies of the sweeps (std caches the detection).
-fn avx2_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-#[cfg(test)]
-impl EisenstatSsor {
-    /// Chooses the baseline or the AVX2 sweeps (the latter only where available).
-    pub(crate) fn set_avx2(&mut self, on: bool) {
-        self.avx2 = on && avx2_available();
     }
 }
 
