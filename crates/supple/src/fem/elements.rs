@@ -116,7 +116,9 @@ impl ElementSet {
     where
         F: Fn(usize, &mut ElementBlocks) + Sync,
     {
-        self.scatter_blocks_with(k, element_blocks, true);
+        // Below ~1 MiB of blocks the matrix stays in cache and the hints only cost.
+        let large = k.values.len() * std::mem::size_of::<Matrix3<f64>>() >= PREFETCH_MIN_BYTES;
+        self.scatter_blocks_with(k, element_blocks, large);
     }
 
     /// [`ElementSet::scatter_blocks`], with or without the prefetch (the same bits).
@@ -215,6 +217,11 @@ impl ElementBlocks<'_> {
         }
     }
 }
+
+/// Smallest matrix (bytes of blocks) whose element scatter prefetches the next element's
+/// blocks: measured to pay on the 20k- and 160k-tet bench bars (several MB of blocks), to
+/// cost on the 450-tet one (EXPERIMENTS.md, issue 18, *The tangent's scatter prefetches*).
+const PREFETCH_MIN_BYTES: usize = 1 << 20;
 
 /// Elements per patch (consecutive indices) in the coloured element loops.
 pub const PATCH: usize = 64;
@@ -399,8 +406,9 @@ mod tests {
             for (v, ns) in ns.iter_mut().enumerate() {
                 ns.sort_by(f64::total_cmp);
                 println!(
-                    "{} tets, prefetch {}: {:.1} ns per element (median of 41; lower quartile {:.1}, min {:.1})",
+                    "{} tets, {:.1} MB of blocks, prefetch {}: {:.1} ns per element (median of 41; lower quartile {:.1}, min {:.1})",
                     es.len(),
+                    (k.values.len() * std::mem::size_of::<Matrix3<f64>>()) as f64 * 1e-6,
                     v == 1,
                     ns[20],
                     ns[10],
