@@ -1,0 +1,89 @@
+//! Tests of tool refinement's order under a predictive budget ([`ToolOrder`]) and of the
+//! batched element forces of the variational step.
+
+use super::tests::{hierarchy, poke_tool};
+use super::*;
+use nalgebra::Vector3;
+
+fn poke(order: ToolOrder, budget: Budget) -> AdaptiveBody {
+    let settings = AdaptiveSettings {
+        split_threshold: 0.15,
+        merge_threshold: 0.04,
+        tool_order: order,
+        budget,
+        ..AdaptiveSettings::default()
+    };
+    AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap()
+}
+
+const ORDERS: [ToolOrder; 3] = [ToolOrder::Criterion, ToolOrder::Distance, ToolOrder::Graded];
+
+#[test]
+fn tool_order_does_not_change_an_unbudgeted_run() {
+    // Without a budget every reached node splits whatever the order, and a split reads only
+    // coarser values, so the runs are the same bit for bit.
+    let mut bodies: Vec<AdaptiveBody> = ORDERS.iter().map(|&o| poke(o, Budget::None)).collect();
+    let mut splits = 0;
+    for f in 0..40 {
+        let tool = poke_tool(f);
+        let stats: Vec<FrameStats> = bodies
+            .iter_mut()
+            .map(|b| b.step_frame(Some(&tool)).unwrap())
+            .collect();
+        splits += stats[0].splits;
+        for (b, s) in bodies[1..].iter().zip(&stats[1..]) {
+            assert_eq!(s.active_per_level, stats[0].active_per_level, "frame {f}");
+            for (l, l0) in b.levels.iter().zip(&bodies[0].levels) {
+                assert_eq!(l.status, l0.status, "frame {f}");
+                assert_eq!(l.d, l0.d, "frame {f}");
+            }
+        }
+    }
+    assert!(splits > 0);
+}
+
+/// Mean distance of the finest level's active nodes from the tool's first contact point,
+/// after the first frame of contact, and the most node updates of any frame over 60 frames.
+fn finest_distance(order: ToolOrder, budget: u64) -> (f64, u64, usize) {
+    let mut body = poke(
+        order,
+        Budget::Predictive {
+            node_updates_per_frame: budget,
+        },
+    );
+    let contact = Vector3::new(0.5, 0.5, 1.0);
+    let mut mean = None;
+    let mut most = 0;
+    for f in 0..60 {
+        let stats = body.step_frame(Some(&poke_tool(f))).unwrap();
+        most = most
+            .max(stats.node_updates)
+            .max(body.node_updates_per_frame());
+        if mean.is_none() && stats.splits > 0 {
+            let (level, st) = (&body.hierarchy.levels[2], &body.levels[2]);
+            let sum: f64 = st
+                .active
+                .iter()
+                .map(|&i| (level.mesh.positions[i as usize] - contact).norm())
+                .sum();
+            mean = Some((sum / st.active.len() as f64, st.active.len()));
+        }
+    }
+    let (mean, count) = mean.expect("a split");
+    (mean, most, count)
+}
+
+#[test]
+fn nearest_first_spends_a_short_budget_next_to_the_tool_and_never_exceeds_it() {
+    let budget = 3_000;
+    let (criterion, most_c, n_c) = finest_distance(ToolOrder::Criterion, budget);
+    let (distance, most_d, n_d) = finest_distance(ToolOrder::Distance, budget);
+    let (_, most_g, _) = finest_distance(ToolOrder::Graded, budget);
+    assert!(most_c.max(most_d).max(most_g) <= budget);
+    assert!(n_c > 0 && n_d > 0, "the budget paid for some finest nodes");
+    assert!(
+        distance < criterion,
+        "nearest first: finest nodes at {distance} m from the contact on average, \
+         eq. 9 first: {criterion} m"
+    );
+}
