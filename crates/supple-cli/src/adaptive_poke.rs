@@ -74,7 +74,7 @@ pub struct AdaptivePokeArgs {
     /// Tool refinement's order under a budget (`AdaptiveSettings::tool_order`): `criterion`
     /// (eq. 9, depth first), `distance` (nearest dual cell first) or `graded` (smallest gap
     /// to the sphere in the node's own spacing first).
-    #[arg(long, default_value = "criterion")]
+    #[arg(long, default_value = "distance")]
     pub tool_order: String,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

@@ -129,8 +129,8 @@ enum CouplingName {
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 enum ToolOrderName {
-    #[default]
     Criterion,
+    #[default]
     Distance,
     Graded,
 }

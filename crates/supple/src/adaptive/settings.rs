@@ -45,13 +45,14 @@ pub enum Coupling {
 pub enum ToolOrder {
     /// Largest eq. 9 criterion first, and the children a split creates that the tool
     /// reaches right after it (depth first: the first node's region goes to the finest level
-    /// before the next node is looked at).
-    #[default]
+    /// before the next node is looked at). The rule before `Distance` became the default.
     Criterion,
     /// Nearest first: by the distance of the node's dual cell from the tool's centre,
     /// `‖x_i − c‖ − ĥ_i/2` (what [`AdaptiveSettings::tool_reach`] bounds), children queued
     /// with the rest. Under a budget the refined region is a ball around the tool, as
-    /// deep as the budget pays for at its centre.
+    /// deep as the budget pays for at its centre, and the reach bounds it only where the
+    /// budget does not bind (EXPERIMENTS.md, issue 15). The default.
+    #[default]
     Distance,
     /// Graded: by the gap between the node and the sphere in the node's own spacing,
     /// `(‖x_i − c‖ − r) / ĥ_i`, children queued with the rest. A level-`n` node at a gap
@@ -141,7 +142,7 @@ impl Default for AdaptiveSettings {
             adapt: true,
             tool_refine: true,
             tool_reach: 2.0,
-            tool_order: ToolOrder::Criterion,
+            tool_order: ToolOrder::Distance,
             share_overlap: true,
             start_level: 0,
             budget: Budget::None,
