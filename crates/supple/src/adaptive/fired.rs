@@ -117,6 +117,7 @@ impl AdaptiveBody {
     /// `dt_r f`, ghost forces returned with the expansion weights (`f_a += w f_g`), then
     /// gravity and the drift `d += dt_r v` of level `r`'s active nodes (symplectic Euler,
     /// §2.6). Finer levels read the new trajectory at their own steps (push).
+    #[allow(clippy::needless_range_loop)] // a tet's four nodes index several arrays
     pub(super) fn step_level_variational(&mut self, r: usize) {
         let dt = self.hierarchy.levels[r].dt;
         let t = self.levels[r].t;
