@@ -203,8 +203,7 @@ impl AdaptiveBody {
         // What each level's step reads (ghosts) and writes (terminals), each once: a stamp
         // per node (`r + 1` when taken by level r's step).
         let mut stamp: Vec<Vec<usize>> = slot.iter().map(|s| vec![0; s.len()]).collect();
-        for r in 0..n_levels {
-            let fire = std::mem::take(&mut fires[r]);
+        for (r, fire) in fires.into_iter().enumerate() {
             let (mut ghosts, mut touched) = (Vec::new(), Vec::new());
             let fixed = |m: usize, j: usize| self.hierarchy.levels[m].fixed[j];
             let touch = |m: usize, j: usize, stamp: &mut [Vec<usize>], touched: &mut Vec<_>| {
