@@ -310,7 +310,7 @@ impl ElementForce for DebunneOperator {
         f
     }
 
-    /// [`Self::element_forces`] of [`LANES`] elements at a time, each lane the same arithmetic
+    /// [`Self::element_forces`] of `LANES` (4) elements at a time, each lane the same arithmetic
     /// in the same order (so the same bits), laid out lane-wise (`[f64; LANES]` per quantity)
     /// for the compiler to evaluate several elements per instruction; the remainder one by one.
     #[allow(clippy::needless_range_loop)] // lane loops index several lane arrays at once
