@@ -87,3 +87,48 @@ fn nearest_first_spends_a_short_budget_next_to_the_tool_and_never_exceeds_it() {
          eq. 9 first: {criterion} m"
     );
 }
+
+#[test]
+fn batched_element_forces_equal_the_per_element_ones_bit_for_bit() {
+    // The adaptive step evaluates runs of tets with `element_forces_batch`; the Debunne
+    // operator's lane-wise kernel must give exactly `element_forces` (a run whose length is
+    // not a multiple of the lane count, both boundary variants, damped).
+    let mesh = generate::jittered_box(
+        2,
+        Vector3::zeros(),
+        1.0,
+        crate::mesh::TetSplit::Five,
+        0.15,
+        7,
+    )
+    .unwrap();
+    let elems = crate::fem::ElementSet::new(&mesh);
+    let tets: Vec<u32> = (0..mesh.tets.len() as u32).rev().step_by(3).collect();
+    assert!(tets.len() % 4 != 0 && tets.len() > 8);
+    let wave = |q: usize, k: usize, s: f64| {
+        let x = (q * 4 + k) as f64;
+        Vector3::new((x * s).sin(), (x * 1.3 * s).cos(), (x * 0.7 + s).sin()) * 1e-2
+    };
+    let d: Vec<[Vector3<f64>; 4]> = (0..tets.len())
+        .map(|q| std::array::from_fn(|k| wave(q, k, 0.9)))
+        .collect();
+    let v: Vec<[Vector3<f64>; 4]> = (0..tets.len())
+        .map(|q| std::array::from_fn(|k| wave(q, k, 2.1)))
+        .collect();
+    for boundary in [Boundary::Paper, Boundary::Fe] {
+        let p = DebunneParams {
+            phi: 20.0,
+            psi: 50.0,
+            boundary,
+            ..DebunneParams::new(4.0e4, 1.0e5)
+        };
+        let op = DebunneOperator::new(p, &mesh, &elems).unwrap();
+        let mut f = vec![[Vector3::zeros(); 4]; tets.len()];
+        op.element_forces_batch(&tets, &d, &v, &mut f);
+        for (q, &e) in tets.iter().enumerate() {
+            let one = op.element_forces(e as usize, &d[q], &v[q]);
+            assert_eq!(f[q], one, "{boundary:?}, tet {e}");
+            assert!(one.iter().any(|x| x.norm() > 0.0));
+        }
+    }
+}
