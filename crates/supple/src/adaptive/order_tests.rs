@@ -104,7 +104,7 @@ fn batched_element_forces_equal_the_per_element_ones_bit_for_bit() {
     .unwrap();
     let elems = crate::fem::ElementSet::new(&mesh);
     let tets: Vec<u32> = (0..mesh.tets.len() as u32).rev().step_by(3).collect();
-    assert!(tets.len() % 4 != 0 && tets.len() > 8);
+    assert!(!tets.len().is_multiple_of(4) && tets.len() > 8);
     let wave = |q: usize, k: usize, s: f64| {
         let x = (q * 4 + k) as f64;
         Vector3::new((x * s).sin(), (x * 1.3 * s).cos(), (x * 0.7 + s).sin()) * 1e-2
