@@ -34,7 +34,7 @@ use std::path::PathBuf;
 use supple::adaptive::generate::box_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Budget, Coupling, Criterion, DebunneParams,
-    Hierarchy, NodeState, SphereTool,
+    Hierarchy, NodeState, SphereTool, ToolOrder,
 };
 
 #[derive(Args)]
@@ -71,6 +71,11 @@ pub struct AdaptivePokeArgs {
     /// Tool refinement's reach in tool radii (`AdaptiveSettings::tool_reach`).
     #[arg(long, default_value_t = 2.0)]
     pub tool_reach: f64,
+    /// Tool refinement's order under a budget (`AdaptiveSettings::tool_order`): `criterion`
+    /// (eq. 9, depth first), `distance` (nearest dual cell first) or `graded` (smallest gap
+    /// to the sphere in the node's own spacing first).
+    #[arg(long, default_value = "distance")]
+    pub tool_order: String,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub share_overlap: bool,
@@ -416,8 +421,15 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         "variational" => Coupling::Variational,
         other => anyhow::bail!("coupling = {other}: expected variational or paper"),
     };
+    let tool_order = match args.tool_order.as_str() {
+        "criterion" => ToolOrder::Criterion,
+        "distance" => ToolOrder::Distance,
+        "graded" => ToolOrder::Graded,
+        other => anyhow::bail!("tool_order = {other}: expected criterion, distance or graded"),
+    };
     let adaptive = AdaptiveSettings {
         coupling,
+        tool_order,
         criterion,
         split_threshold: args.split,
         merge_threshold: args.merge,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use supple::adaptive::Coupling;
+use supple::adaptive::{Coupling, ToolOrder};
 use supple_io::{load_scene, parse_scene_from_memory};
 
 const BASE: &str = r#"dt = 0.02
@@ -71,6 +71,13 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
     let settings = s.build_adaptive().unwrap().settings;
     assert!(!settings.tool_refine && !settings.share_overlap);
     assert_eq!(settings.tool_reach, 1.5);
+    assert_eq!(body.settings.tool_order, ToolOrder::Distance, "the default");
+    let graded = BASE.replace("levels = 2", "levels = 2\ntool_order = \"graded\"");
+    let s = parse_scene_from_memory(&graded, "poke.toml", &BTreeMap::new()).unwrap();
+    assert_eq!(
+        s.build_adaptive().unwrap().settings.tool_order,
+        ToolOrder::Graded
+    );
     let near = BASE.replace("levels = 2", "levels = 2\ntool_reach = 0.5");
     let s = parse_scene_from_memory(&near, "poke.toml", &BTreeMap::new()).unwrap();
     let e = s.build_adaptive().unwrap_err().to_string();

@@ -19,7 +19,7 @@ use std::path::Path;
 use supple::adaptive::generate::grid_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Coupling, Criterion,
-    DebunneParams, Hierarchy, LameReading, ToolPath,
+    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath,
 };
 use supple::body::BodyDesc;
 use supple::fem::material::ModelKind;
@@ -69,6 +69,9 @@ pub(super) struct AdaptiveSection {
     /// Tool refinement's reach in tool radii (`AdaptiveSettings::tool_reach`).
     #[serde(default = "default_tool_reach")]
     tool_reach: f64,
+    /// Tool refinement's order under a budget (`AdaptiveSettings::tool_order`).
+    #[serde(default)]
+    tool_order: ToolOrderName,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[serde(default = "default_share_overlap")]
     share_overlap: bool,
@@ -121,6 +124,15 @@ enum CouplingName {
     Paper,
     #[default]
     Variational,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum ToolOrderName {
+    Criterion,
+    #[default]
+    Distance,
+    Graded,
 }
 
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
@@ -472,6 +484,11 @@ pub(super) fn finish(
         adapt: a.adapt,
         tool_refine: a.tool_refine,
         tool_reach: a.tool_reach,
+        tool_order: match a.tool_order {
+            ToolOrderName::Criterion => ToolOrder::Criterion,
+            ToolOrderName::Distance => ToolOrder::Distance,
+            ToolOrderName::Graded => ToolOrder::Graded,
+        },
         share_overlap: a.share_overlap,
         start_level: a.start_level,
         budget,

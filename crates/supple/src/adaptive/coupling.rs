@@ -43,7 +43,6 @@
 
 use super::settings::Coupling;
 use super::state::{AdaptiveBody, NodeState, Source};
-use nalgebra::Vector3;
 
 /// A remaining weight below this ends a ghost's expansion (only reached in cycles).
 pub(super) const CUT: f64 = 1e-14;
@@ -167,13 +166,17 @@ impl AdaptiveBody {
         }
         for st in &mut self.levels {
             st.fire.clear();
+            st.fire_tets.clear();
+            st.fire_segments.clear();
             st.fire_ghosts.clear();
             st.touched.clear();
         }
         if self.settings.coupling != Coupling::Variational {
             return;
         }
-        // Each active tet kicks at the finest level it pushes on.
+        // Each active tet kicks at the finest level it pushes on: `fires[r]` lists the tets
+        // `(level, tet)` that kick at level r's steps, by level, then tet.
+        let mut fires: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n_levels];
         let mut slot: Vec<Vec<u32>> = self
             .levels
             .iter()
@@ -194,14 +197,13 @@ impl AdaptiveBody {
                         r = r.max(rate[n][k as usize]);
                     }
                 }
-                self.levels[r].fire.push((n as u32, e));
+                fires[r].push((n as u32, e));
             }
         }
         // What each level's step reads (ghosts) and writes (terminals), each once: a stamp
         // per node (`r + 1` when taken by level r's step).
         let mut stamp: Vec<Vec<usize>> = slot.iter().map(|s| vec![0; s.len()]).collect();
-        for r in 0..n_levels {
-            let fire = std::mem::take(&mut self.levels[r].fire);
+        for (r, fire) in fires.into_iter().enumerate() {
             let (mut ghosts, mut touched) = (Vec::new(), Vec::new());
             let fixed = |m: usize, j: usize| self.hierarchy.levels[m].fixed[j];
             let touch = |m: usize, j: usize, stamp: &mut [Vec<usize>], touched: &mut Vec<_>| {
@@ -232,125 +234,12 @@ impl AdaptiveBody {
             ghosts.sort_unstable();
             touched.sort_unstable();
             let st = &mut self.levels[r];
-            st.fire = fire;
             st.fire_ghosts = ghosts;
             st.touched = touched;
+            self.store_fired(r, &fire);
         }
-    }
-
-    /// `(Σ w (d_a + (t − t_a) v_a), Σ w v_a)` over ghost `k` of level `n`'s terms: its value
-    /// at time `t` (every terminal moving on with its velocity).
-    #[inline]
-    fn ghost_at(&self, n: usize, k: usize, t: f64) -> (Vector3<f64>, Vector3<f64>) {
-        let st = &self.levels[n];
-        let (mut d, mut v) = (Vector3::zeros(), Vector3::zeros());
-        for term in &st.terms[st.term_ptr[k]..st.term_ptr[k + 1]] {
-            let src = &self.levels[term.level as usize];
-            let j = term.node as usize;
-            d += term.w * (src.d[j] + (t - src.t) * src.v[j]);
-            v += term.w * src.v[j];
-        }
-        (d, v)
-    }
-
-    /// One step of level `r` with the variational coupling (see the module documentation):
-    /// evaluate the ghosts its tets read at `t_r` (pull), kick every terminal those tets push
-    /// on with `dt_r f`, ghost forces returned with the expansion weights (`f_a += w f_g`),
-    /// then gravity and the drift `d += dt_r v` of level `r`'s active nodes (symplectic Euler,
-    /// §2.6). Finer levels read the new trajectory at their own steps (push).
-    pub(super) fn step_level_variational(&mut self, r: usize) {
-        let dt = self.hierarchy.levels[r].dt;
-        let t = self.levels[r].t;
-        let fire = std::mem::take(&mut self.levels[r].fire);
-        let ghosts = std::mem::take(&mut self.levels[r].fire_ghosts);
-        let touched = std::mem::take(&mut self.levels[r].touched);
-        for &(n, k) in &ghosts {
-            let (n, k) = (n as usize, k as usize);
-            let (d, v) = self.ghost_at(n, k, t);
-            let st = &mut self.levels[n];
-            let i = st.ghosts[k].0 as usize;
-            st.d[i] = d;
-            st.v[i] = v;
-            st.f[i] = Vector3::zeros();
-        }
-        for &(n, i) in &touched {
-            self.levels[n as usize].f[i as usize] = Vector3::zeros();
-        }
-        for &(n, e) in &fire {
-            let (n, e) = (n as usize, e as usize);
-            let level = &self.hierarchy.levels[n];
-            let st = &mut self.levels[n];
-            let nodes = level.mesh.tets[e];
-            let mut d = [Vector3::zeros(); 4];
-            let mut v = [Vector3::zeros(); 4];
-            for k in 0..4 {
-                let i = nodes[k] as usize;
-                d[k] = st.d[i];
-                v[k] = st.v[i];
-            }
-            // Terminals at time t (ghosts were evaluated there above). A level's own tets are
-            // at its time (lag 0); only coarser tets fired at a finer rate lag.
-            let lag = t - st.t;
-            if lag != 0.0 {
-                for k in 0..4 {
-                    let i = nodes[k] as usize;
-                    if st.status[i] == NodeState::Active || level.fixed[i] {
-                        d[k] += lag * v[k];
-                    }
-                }
-            }
-            let fe = level.force.element_forces(e, &d, &v);
-            let w = if self.settings.share_overlap {
-                active_share(&st.status, &nodes)
-            } else {
-                1.0
-            };
-            for k in 0..4 {
-                if !level.fixed[nodes[k] as usize] {
-                    st.f[nodes[k] as usize] += w * fe[k];
-                }
-            }
-        }
-        for &(n, k) in &ghosts {
-            let (n, k) = (n as usize, k as usize);
-            let i = self.levels[n].ghosts[k].0 as usize;
-            let f = self.levels[n].f[i];
-            for q in self.levels[n].term_ptr[k]..self.levels[n].term_ptr[k + 1] {
-                let term = self.levels[n].terms[q];
-                let (m, j) = (term.level as usize, term.node as usize);
-                if !self.hierarchy.levels[m].fixed[j] {
-                    self.levels[m].f[j] += term.w * f;
-                }
-            }
-        }
-        let share = dt / self.hierarchy.dt_frame;
-        for &(n, i) in &touched {
-            let (n, i) = (n as usize, i as usize);
-            let mass = self.hierarchy.levels[n].mass[i];
-            let st = &mut self.levels[n];
-            if st.held[i] {
-                st.reaction[i] += share * st.f[i];
-                continue;
-            }
-            let dv = (dt / mass) * st.f[i];
-            st.v[i] += dv;
-            st.d[i] += (st.t - t) * dv;
-        }
-        let g = self.settings.gravity;
-        let level = &self.hierarchy.levels[r];
-        let st = &mut self.levels[r];
-        for &i in &st.active {
-            let i = i as usize;
-            if level.fixed[i] || st.held[i] {
-                continue;
-            }
-            st.v[i] += dt * g;
-            st.d[i] += dt * st.v[i];
-        }
-        st.t += dt;
-        st.fire = fire;
-        st.fire_ghosts = ghosts;
-        st.touched = touched;
+        let longest = self.levels.iter().map(|st| st.fire.len()).max();
+        self.kernel.resize(longest.unwrap_or(0));
     }
 
     /// Sets every ghost of every level to its expansion (`d = Σ w d_a`, `v = Σ w v_a`): at the

@@ -36,6 +36,23 @@ pub trait ElementForce: Send + Sync + std::fmt::Debug {
         v: &[Vector3<f64>; 4],
     ) -> [Vector3<f64>; 4];
 
+    /// [`Self::element_forces`] of every element of `tets` into `f`: `f[q]` the forces of
+    /// element `tets[q]` from `d[q]`, `v[q]` (slices of one length). The adaptive step calls
+    /// this once per level and run of tets, so a model can evaluate many elements in one
+    /// tight loop; an override must give what `element_forces` gives. The default loops over
+    /// `element_forces`.
+    fn element_forces_batch(
+        &self,
+        tets: &[u32],
+        d: &[[Vector3<f64>; 4]],
+        v: &[[Vector3<f64>; 4]],
+        f: &mut [[Vector3<f64>; 4]],
+    ) {
+        for (q, &e) in tets.iter().enumerate() {
+            f[q] = self.element_forces(e as usize, &d[q], &v[q]);
+        }
+    }
+
     /// Elastic energy of element `e` at displacements `d`, where the model has one.
     fn element_energy(&self, _e: usize, _d: &[Vector3<f64>; 4]) -> Option<f64> {
         None

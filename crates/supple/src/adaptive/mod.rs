@@ -15,6 +15,7 @@
 mod coupling;
 #[cfg(test)]
 mod energy_tests;
+mod fired;
 pub mod force;
 pub mod generate;
 mod ghosts;
@@ -23,6 +24,8 @@ pub mod level;
 pub mod operator;
 #[cfg(test)]
 mod operator_tests;
+#[cfg(test)]
+mod order_tests;
 mod output;
 mod refine;
 pub mod settings;
@@ -36,7 +39,7 @@ pub use hierarchy::{Hierarchy, TetLink};
 pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
 pub use output::{ActiveMesh, RestPoints};
-pub use settings::{AdaptiveSettings, Budget, Coupling, Criterion, REACTIVE_FRACTION};
+pub use settings::{AdaptiveSettings, Budget, Coupling, Criterion, ToolOrder, REACTIVE_FRACTION};
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};
 

@@ -1,8 +1,39 @@
 //! Split and merge (Debunne §4.2, eq. 9) under the frame budget (§4.3).
 
-use super::settings::{Budget, Criterion};
+use super::settings::{Budget, Criterion, ToolOrder};
 use super::state::{AdaptiveBody, FrameStats, NodeState};
 use nalgebra::{Matrix3, Vector3};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// A split candidate, taken smallest first: the tool's before eq. 9's (`eq9_only` false
+/// sorts first), then by `key` (eq. 9's `−δ/ĥ`, or the tool priority of
+/// [`AdaptiveBody::tool_priority`]), coarser level, lower index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Candidate {
+    eq9_only: bool,
+    key: f64,
+    n: usize,
+    i: usize,
+}
+
+impl Eq for Candidate {}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.eq9_only
+            .cmp(&other.eq9_only)
+            .then(self.key.total_cmp(&other.key))
+            .then(self.n.cmp(&other.n))
+            .then(self.i.cmp(&other.i))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl AdaptiveBody {
     /// Eq. 9 at every active node of level `n`, stored in `delta` as the dimensionless
@@ -94,9 +125,11 @@ impl AdaptiveBody {
                 }
             }
         }
-        // Splits: nodes the tool reached this frame first (tool refinement), then the largest
-        // criterion first (ties: coarser level, lower index).
-        let mut candidates: Vec<(bool, f64, usize, usize)> = Vec::new();
+        // Splits: nodes the tool reached this frame first (tool refinement, in the order of
+        // `tool_order`), then the largest criterion first (ties: coarser level, lower index).
+        let order = self.settings.tool_order;
+        let tool = self.tool_now.filter(|_| tool_refine);
+        let mut queue: BinaryHeap<Reverse<Candidate>> = BinaryHeap::new();
         for n in 0..n_levels.saturating_sub(1) {
             let st = &self.levels[n];
             for &i in &st.active {
@@ -110,27 +143,35 @@ impl AdaptiveBody {
                     && rested
                     && !self.hierarchy.children_of(n, i).is_empty()
                 {
-                    candidates.push((by_tool, st.delta[i], n, i));
+                    let key = match (by_tool, tool, order) {
+                        (true, Some(t), ToolOrder::Distance | ToolOrder::Graded) => {
+                            self.tool_priority(&t, n, i)
+                        }
+                        _ => -st.delta[i],
+                    };
+                    queue.push(Reverse(Candidate {
+                        eq9_only: !by_tool,
+                        key,
+                        n,
+                        i,
+                    }));
                 }
             }
         }
-        candidates.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then(b.1.total_cmp(&a.1))
-                .then(a.2.cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        });
+        if !queue.is_empty() {
+            self.refresh_hidden();
+        }
         let mut cost = self.node_updates_per_frame();
         // Tool refinement cascades: children that a tool split creates and the tool reaches
         // split on in the same frame, down to the finest level (each a state change of its
-        // own node only once this frame, so no flicker).
+        // own node only once this frame, so no flicker): right after their parent
+        // (`ToolOrder::Criterion`) or queued by their priority.
         let mut cascade: Vec<(usize, usize)> = Vec::new();
-        let mut queue = candidates.into_iter().map(|(_, _, n, i)| (n, i));
         loop {
             let (n, i) = match cascade.pop() {
                 Some(c) => c,
-                None => match queue.next() {
-                    Some(c) => c,
+                None => match queue.pop() {
+                    Some(Reverse(c)) => (c.n, c.i),
                     None => break,
                 },
             };
@@ -154,9 +195,11 @@ impl AdaptiveBody {
                 }
             }
             cost = cost + added - removed;
-            self.split(n, i);
+            // The children already hold the field's values: ghosts from the frame's end,
+            // the others from `refresh_hidden`.
+            self.split(n, i, false);
             stats.splits += 1;
-            if let (true, Some(tool)) = (tool_refine, self.tool_now) {
+            if let Some(tool) = tool {
                 if n + 2 < n_levels && self.tool_reaches(&tool, n, i) {
                     for &c in self.hierarchy.children_of(n, i) {
                         let c = c as usize;
@@ -164,7 +207,16 @@ impl AdaptiveBody {
                             && self.tool_reaches(&tool, n + 1, c)
                         {
                             self.levels[n + 1].tool_seen[c] = frame;
-                            cascade.push((n + 1, c));
+                            if order == ToolOrder::Criterion {
+                                cascade.push((n + 1, c));
+                            } else {
+                                queue.push(Reverse(Candidate {
+                                    eq9_only: false,
+                                    key: self.tool_priority(&tool, n + 1, c),
+                                    n: n + 1,
+                                    i: c,
+                                }));
+                            }
                         }
                     }
                 }
@@ -172,6 +224,53 @@ impl AdaptiveBody {
         }
         if stats.splits + stats.merges > 0 {
             self.rebuild();
+        }
+    }
+
+    /// Gives every hidden node (split or absent, not a ghost, not fixed) the value of the
+    /// field the levels represent there, so that the children a split creates start from it
+    /// (§4.2: "interpolated displacement and velocity"): a child's parent tet may hold nodes
+    /// that are neither active nor ghosts — a neighbour whose own parent has not split yet,
+    /// or an interior split node — whose stored values date from their last change of state
+    /// (zero before the first). Split nodes first, from their child tets (finest first), then
+    /// absent nodes from their parent tets (coarsest first); in the rare cycles (a split
+    /// node's child tet reads absent nodes of its own neighbourhood) the values are one
+    /// round of that interpolation. With every hidden node refreshed, a split reads the same
+    /// values whichever splits came before it in the frame, so the order of the splits
+    /// ([`ToolOrder`]) matters only where the budget refuses some.
+    fn refresh_hidden(&mut self) {
+        let n_levels = self.levels.len();
+        let hidden = |st: &super::LevelState, fixed: &[bool], i: usize, state: NodeState| {
+            st.status[i] == state
+                && !fixed[i]
+                && st
+                    .ghosts
+                    .binary_search_by_key(&(i as u32), |g| g.0)
+                    .is_err()
+        };
+        for n in (0..n_levels.saturating_sub(1)).rev() {
+            let (coarse, fine) = self.levels.split_at_mut(n + 1);
+            let (coarse, fine) = (&mut coarse[n], &fine[0]);
+            let fixed = &self.hierarchy.levels[n].fixed;
+            for i in 0..coarse.status.len() {
+                if hidden(coarse, fixed, i, NodeState::Split) {
+                    let link = &self.hierarchy.child_tet[n][i];
+                    coarse.d[i] = link.interpolate(&fine.d);
+                    coarse.v[i] = link.interpolate(&fine.v);
+                }
+            }
+        }
+        for n in 1..n_levels {
+            let (coarse, fine) = self.levels.split_at_mut(n);
+            let (coarse, fine) = (&coarse[n - 1], &mut fine[0]);
+            let fixed = &self.hierarchy.levels[n].fixed;
+            for i in 0..fine.status.len() {
+                if hidden(fine, fixed, i, NodeState::Absent) {
+                    let link = &self.hierarchy.parent_tet[n][i];
+                    fine.d[i] = link.interpolate(&coarse.d);
+                    fine.v[i] = link.interpolate(&coarse.v);
+                }
+            }
         }
     }
 
@@ -189,14 +288,20 @@ impl AdaptiveBody {
                 reason: "not an active node with children",
             });
         }
-        self.split(n, p);
+        self.split(n, p, true);
         self.rebuild();
         Ok(())
     }
 
     /// Node `p` of level `n` is replaced by its children, which start with the displacement
-    /// and velocity interpolated from their parent tets (§4.2).
-    fn split(&mut self, n: usize, p: usize) {
+    /// and velocity interpolated from their parent tets (§4.2), here (`interpolate`) or
+    /// before: by the ghost expansion at the frame's end for a child that was a ghost, by
+    /// [`Self::refresh_hidden`] for the others. Not interpolating here keeps every value
+    /// fixed during `refine`'s splits, so a child's start does not depend on which splits
+    /// came before it in the frame (a child that was a ghost would otherwise be overwritten
+    /// by its parent tet's interpolation, which differs from its expansion where the tet
+    /// holds ghosts, and a later split reading it would see one or the other).
+    fn split(&mut self, n: usize, p: usize, interpolate: bool) {
         let (coarse, fine) = self.levels.split_at_mut(n + 1);
         let (coarse, fine) = (&mut coarse[n], &mut fine[0]);
         coarse.status[p] = NodeState::Split;
@@ -204,7 +309,7 @@ impl AdaptiveBody {
         for &c in self.hierarchy.children_of(n, p) {
             let c = c as usize;
             let link = &self.hierarchy.parent_tet[n + 1][c];
-            if !self.hierarchy.levels[n + 1].fixed[c] {
+            if interpolate && !self.hierarchy.levels[n + 1].fixed[c] {
                 fine.d[c] = link.interpolate(&coarse.d);
                 fine.v[c] = link.interpolate(&coarse.v);
             }

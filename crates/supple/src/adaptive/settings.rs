@@ -38,6 +38,31 @@ pub enum Coupling {
     Variational,
 }
 
+/// In which order tool refinement ([`AdaptiveSettings::tool_refine`]) takes the nodes the tool
+/// reaches, which decides where the refinement goes when a predictive budget cannot pay for
+/// all of them (without a budget every reached node splits and the order does not matter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolOrder {
+    /// Largest eq. 9 criterion first, and the children a split creates that the tool
+    /// reaches right after it (depth first: the first node's region goes to the finest level
+    /// before the next node is looked at). The rule before `Distance` became the default.
+    Criterion,
+    /// Nearest first: by the distance of the node's dual cell from the tool's centre,
+    /// `‖x_i − c‖ − ĥ_i/2` (what [`AdaptiveSettings::tool_reach`] bounds), children queued
+    /// with the rest. Under a budget the refined region is a ball around the tool, as
+    /// deep as the budget pays for at its centre, and the reach bounds it only where the
+    /// budget does not bind (EXPERIMENTS.md, issue 15). The default.
+    #[default]
+    Distance,
+    /// Graded: by the gap between the node and the sphere in the node's own spacing,
+    /// `(‖x_i − c‖ − r) / ĥ_i`, children queued with the rest. A level-`n` node at a gap
+    /// `g` splits before a level-`n+1` node at a gap above `g/2`, so under a budget the
+    /// spacing grows with the distance from the tool (a graded mesh: the finest level on
+    /// the contact, coarser levels in rings around it) instead of the finest level meeting
+    /// the coarsest.
+    Graded,
+}
+
 /// How the frame's cost is limited (Debunne §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Budget {
@@ -91,6 +116,8 @@ pub struct AdaptiveSettings {
     /// cell). Above 1 the finest region extends past the contact, which keeps the interface
     /// (where the coarser level constrains the finer one) away from the tool.
     pub tool_reach: f64,
+    /// The order in which tool refinement splits the reached nodes (matters under a budget).
+    pub tool_order: ToolOrder,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
     /// counts fully, so where levels overlap at an interface both count and the overlap is
@@ -115,6 +142,7 @@ impl Default for AdaptiveSettings {
             adapt: true,
             tool_refine: true,
             tool_reach: 2.0,
+            tool_order: ToolOrder::Distance,
             share_overlap: true,
             start_level: 0,
             budget: Budget::None,

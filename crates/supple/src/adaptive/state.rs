@@ -8,6 +8,7 @@
 //! nodes (symplectic Euler, §2.6); then at the frame's end split/merge (step 4, `refine.rs`).
 
 use super::coupling::Term;
+use super::fired::{Fired, KernelScratch};
 use super::hierarchy::Hierarchy;
 use super::settings::{AdaptiveSettings, Budget, Coupling, REACTIVE_FRACTION};
 use super::tool::SphereTool;
@@ -66,8 +67,12 @@ pub struct LevelState {
     pub(super) term_ptr: Vec<usize>,
     pub(super) terms: Vec<Term>,
     /// Variational coupling: the tets (of this or coarser levels) that kick at this level's
-    /// steps, the ghosts they read and the terminal nodes they push on.
-    pub(super) fire: Vec<(u32, u32)>,
+    /// steps (`fire_tets`, with what the step needs in `fire`, and `(level, start, end)` of
+    /// each source level's run in `fire_segments`), the ghosts they read and the terminal
+    /// nodes they push on.
+    pub(super) fire: Vec<Fired>,
+    pub(super) fire_tets: Vec<u32>,
+    pub(super) fire_segments: Vec<(u32, u32, u32)>,
     pub(super) fire_ghosts: Vec<(u32, u32)>,
     pub(super) touched: Vec<(u32, u32)>,
     /// Variational coupling: the frame-averaged force on held nodes (the tool's reaction).
@@ -107,6 +112,8 @@ pub struct AdaptiveBody {
     /// The tool of the frame being stepped (tool refinement reads it at split/merge).
     pub(super) tool_now: Option<SphereTool>,
     pub(super) merged_now: Vec<Vec<bool>>,
+    /// Gathered values of the variational step's element forces (`fired.rs`).
+    pub(super) kernel: KernelScratch,
 }
 
 impl AdaptiveBody {
@@ -139,6 +146,8 @@ impl AdaptiveBody {
                     term_ptr: Vec::new(),
                     terms: Vec::new(),
                     fire: Vec::new(),
+                    fire_tets: Vec::new(),
+                    fire_segments: Vec::new(),
                     fire_ghosts: Vec::new(),
                     touched: Vec::new(),
                     reaction: vec![Vector3::zeros(); nn],
@@ -154,6 +163,7 @@ impl AdaptiveBody {
             forbid_split: false,
             tool_now: None,
             merged_now,
+            kernel: KernelScratch::default(),
         };
         // A split node without children cannot be split: it stays active.
         for n in 0..body.settings.start_level {

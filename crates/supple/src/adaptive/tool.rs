@@ -2,6 +2,7 @@
 //! translation is applied to the closest active node. Then, simulation is applied and results
 //! in a larger scale deformation of the object and into a feedback force".
 
+use super::settings::ToolOrder;
 use super::state::{AdaptiveBody, NodeState};
 use nalgebra::Vector3;
 
@@ -87,6 +88,20 @@ impl AdaptiveBody {
                     self.levels[n].tool_seen[i] = stamp;
                 }
             }
+        }
+    }
+
+    /// Tool refinement's priority of active node `i` of level `n` (smaller first) under
+    /// [`ToolOrder::Distance`] (`(‖x_i − c‖ − ĥ_i/2) / r`, in tool radii) or
+    /// [`ToolOrder::Graded`] (`(‖x_i − c‖ − r) / ĥ_i`, in the node's spacing); 0 for
+    /// [`ToolOrder::Criterion`], which orders by eq. 9 instead.
+    pub(super) fn tool_priority(&self, tool: &SphereTool, n: usize, i: usize) -> f64 {
+        let level = &self.hierarchy.levels[n];
+        let dist = (level.mesh.positions[i] + self.levels[n].d[i] - tool.center).norm();
+        match self.settings.tool_order {
+            ToolOrder::Criterion => 0.0,
+            ToolOrder::Distance => (dist - 0.5 * level.h_hat[i]) / tool.radius,
+            ToolOrder::Graded => (dist - tool.radius) / level.h_hat[i],
         }
     }
 
