@@ -7,24 +7,32 @@
 //! surface hold solves again. Here, as the sliding hold does for obstacles
 //! ([`super::sliding_hold`]):
 //! 1. *Which contacts rest* ([`Contact::pre_hold_resting`], before the step's first solve):
-//!    every vertex–face pair the surface response pushed apart in the last step (entering
-//!    pairs only), and every hold of the last step that was kept, is a candidate. At the
-//!    step's start the vertex is projected on the face's plane (barycentric weights `bₖ`,
-//!    clamped to the face; a vertex more than [`OFF_FACE`] outside it is not held), and the
-//!    pair rests when its gap `g = n·(x − Σ bₖ xₖ)` (n the face's unit outward normal) is
-//!    within `2 δ` (δ the contact thickness) and above `−δ`, and the vertex is not leaving
-//!    the face faster than `δ / h`.
+//!    candidates are, for every vertex of a pair the surface response pushed apart in the
+//!    last step (either side), the faces of the other body around the pair's nearest vertex
+//!    on that side; and every hold of the last step that was kept, with the faces around its
+//!    face's nearest vertex (where it may have slid). At the step's start the vertex is
+//!    projected on the face's plane (barycentric weights `bₖ`, clamped to the face; a
+//!    vertex more than [`OFF_FACE`] outside it is not held), and the pair rests when its gap
+//!    `g = n·(x − Σ bₖ xₖ)` (n the face's unit outward normal) is within [`REST_GAP`] δ
+//!    (δ the contact thickness) and above `−δ`, and the vertex is not leaving the face
+//!    faster than [`REST_GAP`] δ per step.
 //! 2. *The hold*: the vertex slides along the face (Baraff & Witkin's filtered constraint,
 //!    [`crate::time::sliding`]) with the prescribed normal velocity
-//!    `n·(Σ bₖ vₖ) + max(0, δ − g)/h`: the face's velocity at the step's start — a lag of
+//!    `n·(Σ bₖ vₖ) + max(0, HOLD_GAP δ − g)/h`: the face's velocity at the step's start — a lag of
 //!    one step, since the face's body is solved at the same time — plus the push back to the
-//!    thickness of a gap that fell below it. Tangentially it is free (no friction in the
+//!    gap [`HOLD_GAP`] δ when it fell below it. Tangentially it is free (no friction in the
 //!    hold; the contact phase's friction acts on pairs it pushes).
 //! 3. *One side per pair*: a vertex is held only if it is not a vertex of a face already
-//!    holding another vertex, and the face's vertices are not held themselves (candidates in
-//!    order of body then vertex), so no contact is held from both sides — holding the two
-//!    faces of a resting stack against each other, each body's reaction passed to the other,
-//!    would feed each body's load back to it.
+//!    holding another vertex, and the face's vertices are not held themselves, so no
+//!    contact is held from both sides (holding the two faces of a resting stack against
+//!    each other, each body's reaction passed to the other, would feed each body's load back
+//!    to it). Candidates are taken in order of body then vertex, the bodies that touched an
+//!    obstacle or have fixed vertices last: on `scenes/bench/contact_10k.toml`, holding the
+//!    lower (grounded) box's top against the upper box and loading the upper one made the
+//!    holds' total impulse swing between 0.05 and 0.17 N·s a step around the upper box's
+//!    weight × h = 0.098 (the lagged exchange of a Dirichlet–Neumann split is unstable when
+//!    the held side answers with more inertia than the loaded side); holding the upper box's
+//!    vertices and loading the lower box gave 0.07–0.10 (measured).
 //! 4. *The active set*: after a solve, a hold whose normal impulse `J = n·R` pulls
 //!    (`J < 0`) is released and the body solved again ([`Contact::hold_sliding`]).
 //! 5. *The weight reaches the face*: each kept hold's impulse `J n` goes to the face's
@@ -35,7 +43,11 @@
 //!    over the steps (test `tests/resting_hold.rs`).
 //!
 //! The contact phase still runs after the solve: new contacts, CCD, and the surface hold's
-//! second solve as the fallback when it has to move vertices that were not held.
+//! second solve as the fallback when it has to move vertices that were not held — except
+//! when every pair it pushed apart had only entered the contact layer (end gap ≥ 0, a push
+//! below δ: [`Contact::resting_layer_only`]).
+//!
+//! Friction is not held: a held vertex slides freely along its face.
 
 use super::Contact;
 use crate::body::Body;
@@ -256,13 +268,15 @@ impl Contact {
         let mut changed = false;
         for hold in &mut self.resting.holds {
             let i = hold.vertex.1 as usize;
-            if hold.on && hold.vertex.0 as usize == b && moving.on[i] {
-                if r[i].dot(&hold.normal) < 0.0 {
-                    hold.on = false;
-                    hold.j = 0.0;
-                    moving.on[i] = false;
-                    changed = true;
-                }
+            if hold.on
+                && hold.vertex.0 as usize == b
+                && moving.on[i]
+                && r[i].dot(&hold.normal) < 0.0
+            {
+                hold.on = false;
+                hold.j = 0.0;
+                moving.on[i] = false;
+                changed = true;
             }
         }
         changed
@@ -432,7 +446,7 @@ impl Contact {
                 c.face,
             )
         };
-        r.next.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+        r.next.sort_unstable_by_key(key);
     }
 
     /// True with resting holds when the last surface response only restored the contact
