@@ -25,8 +25,6 @@ pub(super) struct ContactSection {
     hold_contacts: Option<bool>,
     /// ... and body–body / self contact (default true).
     hold_surfaces: Option<bool>,
-    /// ... with resting body–body contacts held from the step's start (default false).
-    hold_resting: Option<bool>,
     /// Body–body / self-contact pushes scaled so no tet behind them is crushed (default false).
     push_guard: Option<bool>,
     /// The energy-limited contact step (default false).
@@ -311,9 +309,6 @@ pub(super) fn contact(
         }
         if let Some(v) = c.hold_surfaces {
             s.hold_surfaces = v;
-        }
-        if let Some(v) = c.hold_resting {
-            s.hold_resting = v;
         }
         if let Some(v) = c.push_guard {
             s.push_guard = v;

@@ -33,8 +33,6 @@ pub struct PairHit {
     /// The first primitive came from outside the second's body (by the second's outward
     /// surface normal); a leaving pair started interpenetrated.
     pub entering: bool,
-    /// A vertex–face pair (`false`: edge–edge).
-    pub face: bool,
 }
 
 /// A broad-phase pair that passed the cheap filters, waiting for its continuous test.
@@ -311,7 +309,6 @@ fn test(
         vertices: c.vertices,
         hit,
         entering,
-        face: face.kind == TRIANGLE,
     };
     (Some(pair), outcome.bounded_out)
 }

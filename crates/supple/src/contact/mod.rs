@@ -89,13 +89,6 @@ pub struct ContactSettings {
     /// the whole body answers the contact within the step (see
     /// `contact/pipeline/surface_hold.rs`); otherwise only those vertices are moved.
     pub hold_surfaces: bool,
-    /// With [`hold_surfaces`](Self::hold_surfaces): a vertex that rested on another body's
-    /// face (or its own) at the end of the last step, and is not leaving it, is held along
-    /// the face's normal from the step's first solve, moving with the face's start-of-step
-    /// velocity and sliding freely along it; its constraint impulse goes to the face's
-    /// vertices, equal and opposite, as a load in the next step
-    /// (`contact/pipeline/resting_hold.rs`). Off by default.
-    pub hold_resting: bool,
     /// Scale each body–body / self-contact push so that no tet behind a pushed vertex drops
     /// below 10 % of its rest volume (`contact/pipeline/push_guard.rs`). Off by default: it
     /// keeps tubes meeting at 20 m/s closing from ending inside out, but in slow, deep
@@ -128,7 +121,6 @@ impl Default for ContactSettings {
             skin: 0.0,
             hold_contacts: true,
             hold_surfaces: true,
-            hold_resting: false,
             push_guard: false,
             energy_limit: false,
         }

@@ -19,7 +19,6 @@ pub use super::detect::PairHit;
 mod energy_limit;
 mod hold;
 mod push_guard;
-mod resting_hold;
 mod sliding_hold;
 mod surface_hold;
 mod surfaces;
@@ -78,9 +77,6 @@ pub struct ContactStats {
     /// `pipeline/surface_hold.rs`), and the bodies solved again.
     pub surface_holds: usize,
     pub surface_resolves: usize,
-    /// Vertices held on another body's face (or their own body's) from the step's start
-    /// (`pipeline/resting_hold.rs`) and still held at its end.
-    pub resting_holds: usize,
     /// Deepest penetration (m) the step produced before the response: obstacle depth of the
     /// integrator's end positions, depth of surface pairs that crossed, or the deepest live
     /// contact spring.
@@ -163,8 +159,6 @@ pub struct Contact {
     island: Vec<usize>,
     /// The energy-limited step's workspaces (`pipeline/energy_limit.rs`; empty when off).
     limit: energy_limit::EnergyLimit,
-    /// The resting holds' workspaces (`pipeline/resting_hold.rs`; empty when off).
-    resting: resting_hold::Resting,
     /// The first contact phase's statistics while [`Contact::end_step_again`] runs.
     first_stats: ContactStats,
     springs: ContactSprings,
@@ -209,11 +203,9 @@ impl Contact {
         };
         let guard_pushes = settings.push_guard;
         let limit_energy = settings.energy_limit;
-        let hold_resting = settings.hold_resting && settings.hold_surfaces;
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
-        let resting = resting_hold::Resting::new(hold_resting && surfaces_meet, bodies, &surfaces);
         let n_obstacles = settings.obstacles.len();
         let per_body = |f: &dyn Fn(&Body) -> usize| -> Vec<Vec<Vector3<f64>>> {
             bodies
@@ -270,7 +262,6 @@ impl Contact {
             obstacle_touch: vec![false; bodies.len()],
             island: (0..bodies.len()).collect(),
             limit: energy_limit::EnergyLimit::new(limit_energy, bodies),
-            resting,
             first_stats: stats.clone(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),
@@ -322,7 +313,6 @@ impl Contact {
             self.v0[b].copy_from_slice(&body.v);
         }
         self.limit.begin_step();
-        self.begin_resting_try();
         if matches!(self.settings.response, Response::Springs { .. }) {
             self.spring_p.clear();
             for s in &self.springs.springs {
@@ -482,8 +472,6 @@ impl Contact {
             }
         }
         self.note_step_contacts();
-        stats.resting_holds = self.resting.holds.iter().filter(|h| h.on).count();
-        self.note_supported(bodies);
         stats.max_penetration = stats
             .body_penetration
             .iter()

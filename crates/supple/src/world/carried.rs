@@ -105,23 +105,6 @@ impl World {
     }
 }
 
-impl World {
-    /// Adds to each body's step loads the forces the last step's resting body–body holds pass
-    /// to its faces (`contact/pipeline/resting_hold.rs`).
-    pub(super) fn load_resting_forces(&mut self) {
-        let Some(contact) = &self.contact else {
-            return;
-        };
-        for (b, input) in self.inputs.iter_mut().enumerate() {
-            if let Some(load) = contact.resting_load(b) {
-                for (l, f) in begin(input).loads.iter_mut().zip(load) {
-                    *l += f;
-                }
-            }
-        }
-    }
-}
-
 /// Starts a body's step loads from its external forces (once per try).
 fn begin(input: &mut BodyInputs) -> &mut BodyInputs {
     if !input.has_loads {

@@ -150,11 +150,6 @@ fn solve_lanes(
                 c.pre_hold(b, body, &mut input.fixed, &mut input.moving, t0, h) || surface_held;
         }
     }
-    if let Some(c) = contact.as_deref_mut() {
-        // Resting body–body contacts held from the start (`contact/pipeline/resting_hold.rs`).
-        let sliding = |b: usize| lanes[b].pending && lanes[b].mode == Mode::Sliding;
-        c.pre_hold_resting(inputs, &sliding, h, surface_held);
-    }
     while lanes.iter().any(|l| l.pending) {
         solve_round(bodies, integrators, inputs, lanes, w);
         // The contact bookkeeping of each body that was just solved, in body order.

@@ -323,8 +323,6 @@ impl World {
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
         }
-        // The last step's resting-hold impulses on faces (`contact/pipeline/resting_hold.rs`).
-        self.load_resting_forces();
         // Every body's solves (with the obstacle holds of one-step schemes), the bodies side
         // by side (`hold.rs`); the first failure in body order ends the try. Bodies of a
         // linked group step with their group below, once every member's inputs are set.
@@ -406,9 +404,6 @@ impl World {
         }
         if unconverged {
             return Err(Failure::Unconverged);
-        }
-        if let Some(contact) = &mut self.contact {
-            contact.commit_resting();
         }
         Ok(())
     }

@@ -112,15 +112,10 @@ impl Contact {
         dt: f64,
     ) -> bool {
         self.split[b] = None;
-        // Resting body–body holds that pull are released (`resting_hold.rs`).
-        let mut changed = self.release_pulling_rests(b, moving, reactions);
         if !self.settings.hold_contacts || self.settings.obstacles.is_empty() {
-            if changed {
-                body.x.copy_from_slice(&self.x0[b]);
-                body.v.copy_from_slice(&self.v0[b]);
-            }
-            return changed;
+            return false;
         }
+        let mut changed = false;
         if let Some(r) = reactions {
             // Coulomb's test per obstacle, on the stuck vertices together (the contact patch,
             // held like a rigid interface): the patch slips when the net tangential impulse
@@ -229,7 +224,6 @@ impl Contact {
         reactions: Option<&[Vector3<f64>]>,
         t1: f64,
     ) {
-        self.release_rests(b, moving, reactions);
         for &i in &self.held[b] {
             let i = i as usize;
             moving.on[i] = false;

@@ -37,10 +37,9 @@ impl Contact {
 
     /// True when the surfaces are held ([`holds_surfaces`](Self::holds_surfaces)) and the
     /// last contact phase's surface response moved a vertex (there is something to solve
-    /// again) — with resting holds, only when some pair had crossed
-    /// ([`Contact::resting_layer_only`]).
+    /// again).
     pub fn surface_response_moved(&self) -> bool {
-        self.holds_surfaces() && self.surface_moves > 0 && !self.resting_layer_only()
+        self.holds_surfaces() && self.surface_moves > 0
     }
 
     /// Holds the vertices of body `b` that the last surface response moved (module notes) in

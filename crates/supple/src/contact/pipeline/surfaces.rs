@@ -26,7 +26,6 @@ impl Contact {
             m.fill(false);
         }
         self.surface_moves = 0;
-        self.resting.min_gap = f64::INFINITY;
         for (b, root) in self.island.iter_mut().enumerate() {
             *root = b;
         }
@@ -80,7 +79,6 @@ impl Contact {
             if self.hits.is_empty() {
                 return;
             }
-            self.resting.min_gap = f64::NEG_INFINITY;
             let t = Instant::now();
             let mut froze = 0;
             for m in &mut self.moved {
@@ -144,7 +142,6 @@ impl Contact {
             return;
         }
         let push = delta - g;
-        self.resting.min_gap = self.resting.min_gap.min(g);
         let mut correction = (push / denom) * n;
         if mu > 0.0 {
             let dr: Vector3<f64> = (0..4)
@@ -185,7 +182,6 @@ impl Contact {
         let (a, b) = (h.vertices[0].0 as usize, h.vertices[3].0 as usize);
         self.join_islands(a, b);
         self.pushed.push(*h);
-        self.note_pushed(h);
     }
 
     /// Springs mode: remove the springs that pull, add one per pair that met.
