@@ -1,6 +1,10 @@
 //! Tool interaction (Debunne §5): "surfaces points are pulled out of the tool. The same
 //! translation is applied to the closest active node. Then, simulation is applied and results
 //! in a larger scale deformation of the object and into a feedback force".
+//!
+//! The sphere is read once per frame and only pushes surface points out, as in the paper: it
+//! is not swept between frames, so a tool that moves deeper than its radius past the surface
+//! within one frame ends wholly inside the body, touches no surface point and stops pushing.
 
 use super::settings::ToolOrder;
 use super::state::{AdaptiveBody, NodeState};
