@@ -82,6 +82,10 @@ pub struct AdaptivePokeArgs {
     /// to the sphere in the node's own spacing first).
     #[arg(long, default_value = "distance")]
     pub tool_order: String,
+    /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`; also used by
+    /// the finest-only run).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub tool_persistent: bool,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub share_overlap: bool,
@@ -349,6 +353,7 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         tool_refine: args.tool_refine,
         tool_reach: args.tool_reach,
         share_overlap: args.share_overlap,
+        tool_persistent: args.tool_persistent,
         adapt: args.prescribe <= 0.0,
         budget: if args.budget > 0 {
             Budget::Predictive {
@@ -380,8 +385,8 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
 /// included (each seed has its own meshes, so its own finest-only run).
 fn finest_key(args: &AdaptivePokeArgs, seed: u64) -> String {
     format!(
-        "cells {:?} phi {} psi {} seconds {} seed {seed}",
-        args.cells, args.phi, args.psi, args.seconds
+        "cells {:?} phi {} psi {} seconds {} seed {seed} tool_persistent {}",
+        args.cells, args.phi, args.psi, args.seconds, args.tool_persistent
     )
 }
 

@@ -118,6 +118,16 @@ pub struct AdaptiveSettings {
     pub tool_reach: f64,
     /// The order in which tool refinement splits the reached nodes (matters under a budget).
     pub tool_order: ToolOrder,
+    /// Tool contact that persists while it presses (not in the paper; Signorini's condition:
+    /// in contact while the contact force is compressive): a node the tool held in the last
+    /// frame that still lies on the sphere (outside it by at most `1e-9 r`, i.e. the tool did
+    /// not move away from it) stays held when its reaction pushed on the tool. Off, a node is
+    /// held only when it is strictly inside the sphere at the frame's start (§5: "surface
+    /// points are pulled out of the tool"): once the tool stops, a node the last frame left
+    /// exactly on the sphere is held or released on round-off, and a released node is pushed
+    /// into the tool by the compressed body for a whole frame (up to 80 mm in 20 ms on the
+    /// poke) before the next frame pulls it out again (EXPERIMENTS.md, issue 15, fourth round).
+    pub tool_persistent: bool,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
     /// counts fully, so where levels overlap at an interface both count and the overlap is
@@ -144,6 +154,7 @@ impl Default for AdaptiveSettings {
             tool_reach: 2.0,
             tool_order: ToolOrder::Distance,
             share_overlap: true,
+            tool_persistent: true,
             start_level: 0,
             budget: Budget::None,
             gravity: Vector3::zeros(),
