@@ -40,7 +40,7 @@ fn a_pressing_contact_persists_while_the_tool_rests() {
     // does not collapse; without it, nodes resting exactly on the sphere are released on
     // round-off and pushed into the tool for a whole frame.
     let (deep_on, contacts_on) = hold(true);
-    let (deep_off, contacts_off) = hold(false);
+    let (deep_off, _) = hold(false);
 
     assert!(deep_on < 1e-3, "persistent: {deep_on} m inside the tool");
     assert!(deep_off > 10.0 * deep_on.max(1e-4), "without: {deep_off} m");
