@@ -80,7 +80,7 @@ pub struct AdaptivePokeArgs {
     /// Tool refinement's order under a budget (`AdaptiveSettings::tool_order`): `criterion`
     /// (eq. 9, depth first), `distance` (nearest dual cell first) or `graded` (smallest gap
     /// to the sphere in the node's own spacing first).
-    #[arg(long, default_value = "distance")]
+    #[arg(long, default_value = "graded")]
     pub tool_order: String,
     /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`; also used by
     /// the finest-only run).

@@ -133,8 +133,8 @@ enum CouplingName {
 #[serde(rename_all = "snake_case")]
 enum ToolOrderName {
     Criterion,
-    #[default]
     Distance,
+    #[default]
     Graded,
 }
 
