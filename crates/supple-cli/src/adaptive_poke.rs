@@ -21,7 +21,9 @@
 //! from (per frame in the CSV, shares over the hold in the table), both time-averaged fields
 //! (`press_mean.csv`), and `--prescribe R` (a static fine patch instead of adaptation).
 //! `--tool-refine`, `--tool-reach` and `--share-overlap` set the rules beyond the paper
-//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run.
+//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run. `--seeds N` repeats
+//! the comparison over the levels' jitter seeds (each against its own finest-only run) and
+//! reports the mean and spread: single refinement histories differ by more than the rules.
 
 mod cache;
 mod measure;
