@@ -21,13 +21,21 @@
 //! from (per frame in the CSV, shares over the hold in the table), both time-averaged fields
 //! (`press_mean.csv`), and `--prescribe R` (a static fine patch instead of adaptation).
 //! `--tool-refine`, `--tool-reach` and `--share-overlap` set the rules beyond the paper
-//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run.
+//! (`AdaptiveSettings`); `--finest-cache FILE` reuses the finest-only run. `--seeds N` repeats
+//! the comparison over the levels' jitter seeds (each against its own finest-only run) and
+//! reports the mean and spread: single refinement histories differ by more than the rules.
 
 mod cache;
+mod measure;
+mod seeds;
 
 use anyhow::Result;
 use cache::{read_finest, write_finest};
 use clap::Args;
+use measure::{
+    field_difference, field_points, on_rim, press_frames_csv, press_mean_csv, press_report,
+    top_points, Regions, FIELD_FRAME, NEAR, PRESS_END,
+};
 use nalgebra::Vector3;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -74,8 +82,12 @@ pub struct AdaptivePokeArgs {
     /// Tool refinement's order under a budget (`AdaptiveSettings::tool_order`): `criterion`
     /// (eq. 9, depth first), `distance` (nearest dual cell first) or `graded` (smallest gap
     /// to the sphere in the node's own spacing first).
-    #[arg(long, default_value = "distance")]
+    #[arg(long, default_value = "graded")]
     pub tool_order: String,
+    /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`; also used by
+    /// the finest-only run).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub tool_persistent: bool,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub share_overlap: bool,
@@ -92,6 +104,14 @@ pub struct AdaptivePokeArgs {
     /// Seconds of the undamped adaptive run (0: skip).
     #[arg(long, default_value_t = 10.0)]
     pub undamped_seconds: f64,
+    /// Jitter seed of the levels' meshes (each level takes `seed + n`).
+    #[arg(long, default_value_t = 3)]
+    pub seed: u64,
+    /// Runs the comparison for the seeds `seed, seed + 1, …` (each against its own
+    /// finest-only run, cached in `FILE.seed<S>` with `--finest-cache FILE`), each into
+    /// `OUT/seed<S>/`, and writes their mean and spread to `OUT/seeds.md`.
+    #[arg(long, default_value_t = 1)]
+    pub seeds: u64,
     /// Output folder (default: out/adaptive_poke).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -99,125 +119,6 @@ pub struct AdaptivePokeArgs {
 
 const DT_FRAME: f64 = 0.02;
 const RADIUS: f64 = 0.15;
-/// Frame at whose end the displacement field is sampled (t = 1.0 s: end of the hold).
-const FIELD_FRAME: usize = 49;
-/// The press: frames ending in `(0, PRESS_END]` s, while the tool touches the top face.
-const PRESS_END: f64 = 1.5;
-/// Top-face samples within this distance of the tool's axis (m): twice the tool's radius.
-const FOOTPRINT: f64 = 0.3;
-/// Radius of the contact disk at full depth, `√(r² − (r − 0.1)²)` ≈ 0.141 m: top-face samples
-/// farther than this from the axis are the free rim around the tool.
-const CONTACT: f64 = 0.1414;
-/// Field samples closer than this to the tool's contact point (0.5, 0.5, 1) are "under the
-/// tool"; the others are "away from the tool".
-const NEAR: f64 = 0.35;
-
-/// Sample points of the displacement field: a 6×6×6 grid inside the cube.
-fn field_points() -> Vec<Vector3<f64>> {
-    let c = |k: usize| 0.05 + 0.18 * k as f64;
-    (0..216)
-        .map(|k| Vector3::new(c(k % 6), c(k / 6 % 6), c(k / 36)))
-        .collect()
-}
-
-/// `(‖a − b‖ / ‖b‖ over the samples with near(p) == want, max |a − b| (m))`.
-fn field_difference(a: &[Vector3<f64>], b: &[Vector3<f64>], want_near: bool) -> (f64, f64) {
-    let tool = Vector3::new(0.5, 0.5, 1.0);
-    let (mut num, mut den, mut max) = (0.0, 0.0, 0.0_f64);
-    for ((p, x), y) in field_points().iter().zip(a).zip(b) {
-        if ((p - tool).norm() < NEAR) == want_near {
-            num += (x - y).norm_squared();
-            den += y.norm_squared();
-            max = max.max((x - y).norm());
-        }
-    }
-    ((num / den).sqrt(), max)
-}
-
-/// Samples of the top face (z = 1) within [`FOOTPRINT`] of the tool's axis: a 0.05 m grid.
-fn top_points() -> Vec<Vector3<f64>> {
-    let mut out = Vec::new();
-    for i in 0..=12 {
-        for j in 0..=12 {
-            let p = Vector3::new(0.2 + 0.05 * i as f64, 0.2 + 0.05 * j as f64, 1.0);
-            if (p.xy() - Vector3::new(0.5, 0.5, 0.0).xy()).norm() <= FOOTPRINT + 1e-9 {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
-/// Whether top-face sample `p` lies on the free rim (outside the contact disk).
-fn on_rim(p: &Vector3<f64>) -> bool {
-    (p.xy() - Vector3::new(0.5, 0.5, 0.0).xy()).norm() > CONTACT
-}
-
-/// The press's comparison of two runs' samples `a`, `b` (frames × points), over the points
-/// with `keep(point)`: (mean over frames of `‖a − b‖ / ‖b‖`, `‖ā − b̄‖ / ‖b̄‖` of the
-/// time-averaged fields, largest `|ā − b̄|` (m), `‖ā − b̄‖²` (m²)).
-fn press_difference(
-    a: &[Vec<Vector3<f64>>],
-    b: &[Vec<Vector3<f64>>],
-    points: &[Vector3<f64>],
-    keep: impl Fn(&Vector3<f64>) -> bool,
-) -> (f64, f64, f64, f64) {
-    let frames = a.len().min(b.len());
-    let mut mean_rel = 0.0;
-    let mut abar = vec![Vector3::zeros(); points.len()];
-    let mut bbar = abar.clone();
-    for f in 0..frames {
-        let (mut num, mut den) = (0.0, 0.0);
-        for (k, p) in points.iter().enumerate() {
-            abar[k] += a[f][k] / frames as f64;
-            bbar[k] += b[f][k] / frames as f64;
-            if keep(p) {
-                num += (a[f][k] - b[f][k]).norm_squared();
-                den += b[f][k].norm_squared();
-            }
-        }
-        if den > 0.0 {
-            mean_rel += (num / den).sqrt() / frames as f64;
-        }
-    }
-    let (mut num, mut den, mut max) = (0.0, 0.0, 0.0_f64);
-    for (k, p) in points.iter().enumerate() {
-        if keep(p) {
-            num += (abar[k] - bbar[k]).norm_squared();
-            den += bbar[k].norm_squared();
-            max = max.max((abar[k] - bbar[k]).norm());
-        }
-    }
-    (
-        mean_rel,
-        (num / den.max(f64::MIN_POSITIVE)).sqrt(),
-        max,
-        num,
-    )
-}
-
-/// The time-averaged fields of the press of both runs at every sample (top face and
-/// interior grid): `x,y,z,ua_x,ua_y,ua_z,uf_x,uf_y,uf_z`.
-fn press_mean_csv(a: &RunResult, f: &RunResult) -> String {
-    let mean = |s: &[Vec<Vector3<f64>>], k: usize| {
-        s.iter().map(|v| v[k]).sum::<Vector3<f64>>() / s.len().max(1) as f64
-    };
-    let mut csv = String::from("x,y,z,ua_x,ua_y,ua_z,uf_x,uf_y,uf_z\n");
-    for (points, sa, sf) in [
-        (top_points(), &a.press_top, &f.press_top),
-        (field_points(), &a.press_field, &f.press_field),
-    ] {
-        for (k, p) in points.iter().enumerate() {
-            let (ua, uf) = (mean(sa, k), mean(sf, k));
-            let _ = writeln!(
-                csv,
-                "{},{},{},{:e},{:e},{:e},{:e},{:e},{:e}",
-                p.x, p.y, p.z, ua.x, ua.y, ua.z, uf.x, uf.y, uf.z
-            );
-        }
-    }
-    csv
-}
 
 fn tool(frame: usize) -> SphereTool {
     let t = frame as f64 * DT_FRAME;
@@ -251,6 +152,8 @@ struct RunResult {
     /// from each level.
     disk_levels: Vec<f64>,
     energy_ratio: f64,
+    /// The most node updates of one frame (the budget's bound when there is one).
+    max_frame_updates: u64,
     /// Displacements at [`field_points`] at the end of frame [`FIELD_FRAME`].
     field: Vec<Vector3<f64>>,
     /// Per frame of the press: displacements at [`top_points`] and [`field_points`].
@@ -264,8 +167,9 @@ fn run(
     settings: AdaptiveSettings,
     damped: bool,
     seconds: f64,
+    seed: u64,
 ) -> Result<RunResult> {
-    let meshes = box_levels(&args.cells, Vector3::zeros(), 1.0, 0.12, 3)?;
+    let meshes = box_levels(&args.cells, Vector3::zeros(), 1.0, 0.12, seed)?;
     let mut p = DebunneParams::new(4.0e4, 1.0e5);
     if damped {
         p.phi = args.phi;
@@ -303,6 +207,7 @@ fn run(
     let mut sample = Vec::new();
     let mut csv = String::from("time,active_0,active_1,active_2,node_updates,splits,merges,active_mass,momentum_z,energy,tool_fz,disp_under_tool_z,wall_ms,disk_level_0,disk_level_1,disk_level_2\n");
     let (mut updates, mut splits, mut merges) = (0u64, 0, 0);
+    let mut max_frame_updates = 0u64;
     let (mut press, mut press_n) = (0.0, 0);
     let mut walls = Vec::new();
     let mut last_change: Vec<Vec<Option<usize>>> = body
@@ -318,6 +223,7 @@ fn run(
     for f in 0..frames {
         let s = body.step_frame(Some(&tool(f)))?;
         updates += s.node_updates;
+        max_frame_updates = max_frame_updates.max(s.node_updates);
         splits += s.splits;
         merges += s.merges;
         walls.push(s.wall_seconds * 1e3);
@@ -398,11 +304,24 @@ fn run(
             .map(|x| x / press_n.max(1) as f64)
             .collect(),
         energy_ratio: e_max_after / e_release,
+        max_frame_updates,
         field,
         press_top,
         press_field,
         csv,
     })
+}
+
+/// One seed's adaptive run against its finest-only run: what the seeds' summary reads.
+struct Compared {
+    seed: u64,
+    ratio: f64,
+    regions: Regions,
+    splits: usize,
+    flicker: usize,
+    all_at_level0: bool,
+    max_frame_updates: u64,
+    energy_ratio: f64,
 }
 
 pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
@@ -436,6 +355,7 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         tool_refine: args.tool_refine,
         tool_reach: args.tool_reach,
         share_overlap: args.share_overlap,
+        tool_persistent: args.tool_persistent,
         adapt: args.prescribe <= 0.0,
         budget: if args.budget > 0 {
             Budget::Predictive {
@@ -446,26 +366,68 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         },
         ..AdaptiveSettings::default()
     };
+    if args.seeds <= 1 {
+        compare(&args, adaptive, args.seed, &out)?;
+        return Ok(());
+    }
+    let mut all = Vec::new();
+    for k in 0..args.seeds {
+        let seed = args.seed + k;
+        let dir = out.join(format!("seed{seed}"));
+        std::fs::create_dir_all(&dir)?;
+        all.push(compare(&args, adaptive, seed, &dir)?);
+    }
+    let summary = seeds::summary(&all);
+    std::fs::write(out.join("seeds.md"), &summary)?;
+    print!("\n{summary}");
+    Ok(())
+}
+
+/// The finest-only run's cache key: everything that changes it, the levels' jitter seed
+/// included (each seed has its own meshes, so its own finest-only run).
+fn finest_key(args: &AdaptivePokeArgs, seed: u64) -> String {
+    format!(
+        "cells {:?} phi {} psi {} seconds {} seed {seed} tool_persistent {}",
+        args.cells, args.phi, args.psi, args.seconds, args.tool_persistent
+    )
+}
+
+/// The cache file of `seed`: `--finest-cache FILE` as given for one seed, `FILE.seed<S>` for
+/// several.
+fn cache_path(args: &AdaptivePokeArgs, seed: u64) -> Option<PathBuf> {
+    let p = args.finest_cache.as_ref()?;
+    Some(if args.seeds <= 1 {
+        p.clone()
+    } else {
+        let mut s = p.clone().into_os_string();
+        s.push(format!(".seed{seed}"));
+        PathBuf::from(s)
+    })
+}
+
+fn compare(
+    args: &AdaptivePokeArgs,
+    adaptive: AdaptiveSettings,
+    seed: u64,
+    out: &std::path::Path,
+) -> Result<Compared> {
     let finest = AdaptiveSettings {
         adapt: false,
         start_level: args.cells.len() - 1,
         ..adaptive
     };
-    let a = run(&args, adaptive, true, args.seconds)?;
-    let key = format!(
-        "cells {:?} phi {} psi {} seconds {}",
-        args.cells, args.phi, args.psi, args.seconds
-    );
-    let cached = args
-        .finest_cache
+    let a = run(args, adaptive, true, args.seconds, seed)?;
+    let key = finest_key(args, seed);
+    let cache = cache_path(args, seed);
+    let cached = cache
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|text| read_finest(&text, &key));
     let f = match cached {
         Some(f) => f,
         None => {
-            let f = run(&args, finest, true, args.seconds)?;
-            if let Some(p) = &args.finest_cache {
+            let f = run(args, finest, true, args.seconds, seed)?;
+            if let Some(p) = &cache {
                 std::fs::write(p, write_finest(&f, &key))?;
             }
             f
@@ -473,11 +435,11 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
     };
     std::fs::write(out.join("metrics_adaptive.csv"), &a.csv)?;
     std::fs::write(out.join("metrics_finest.csv"), &f.csv)?;
-    let mut table = String::from("| run | node updates / s | top-face displacement under the tool, held (mm) | splits | merges | flicker (<10 frames) | max active per level | all at level 0 at end | wall ms/frame mean (max) |\n|---|---|---|---|---|---|---|---|---|\n");
+    let mut table = format!("levels' jitter seed {seed}\n\n| run | node updates / s | top-face displacement under the tool, held (mm) | splits | merges | flicker (<10 frames) | max active per level | all at level 0 at end | max node updates in a frame | wall ms/frame mean (max) |\n|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, r) in [("adaptive", &a), ("finest only", &f)] {
         let _ = writeln!(
             table,
-            "| {name} | {:.3e} | {:.2} | {} | {} | {} | {:?} | {} | {:.2} ({:.2}) |",
+            "| {name} | {:.3e} | {:.2} | {} | {} | {} | {:?} | {} | {} | {:.2} ({:.2}) |",
             r.updates_per_second,
             1e3 * r.press_displacement,
             r.splits,
@@ -485,14 +447,15 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
             r.flicker,
             r.max_active,
             r.all_at_level0,
+            r.max_frame_updates,
             r.wall_mean_ms,
             r.wall_max_ms
         );
     }
+    let ratio = a.updates_per_second / f.updates_per_second;
     let _ = writeln!(
         table,
-        "\nupdates ratio adaptive / finest = {:.3}; displacement difference = {:.1} %",
-        a.updates_per_second / f.updates_per_second,
+        "\nupdates ratio adaptive / finest = {ratio:.3}; displacement difference = {:.1} %",
         100.0 * (a.press_displacement - f.press_displacement).abs() / f.press_displacement.abs()
     );
     if a.field.len() == f.field.len() && !f.field.is_empty() {
@@ -510,81 +473,13 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
             1e3 * near_max
         );
     }
+    let mut regions = Regions::default();
     if !f.press_top.is_empty() {
-        let top = top_points();
-        let (all_mean, all_bar, all_max, _) =
-            press_difference(&a.press_top, &f.press_top, &top, |_| true);
-        let (disk_mean, disk_bar, disk_max, _) =
-            press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
-        let (rim_mean, rim_bar, rim_max, _) =
-            press_difference(&a.press_top, &f.press_top, &top, on_rim);
-        let grid = field_points();
-        let tool = Vector3::new(0.5, 0.5, 1.0);
-        let near = |p: &Vector3<f64>| (p - tool).norm() < NEAR;
-        let (near_mean, near_bar, near_max, _) =
-            press_difference(&a.press_field, &f.press_field, &grid, near);
-        let (away_mean, away_bar, away_max, _) =
-            press_difference(&a.press_field, &f.press_field, &grid, |p| !near(p));
-        let _ = writeln!(
-            table,
-            "\nover the press (t in (0, {PRESS_END}] s, {} frames) against finest-only — mean over \
-             frames of the relative L2 difference | relative L2 difference of the time-averaged \
-             fields | max difference of the time-averaged fields:",
-            a.press_top.len().min(f.press_top.len())
-        );
-        for (name, count, (m, b, x)) in [
-            (
-                format!("top face under the tool (≤ {FOOTPRINT} m from its axis)"),
-                top.len(),
-                (all_mean, all_bar, all_max),
-            ),
-            (
-                format!("top-face contact disk (≤ {CONTACT} m from the axis)"),
-                top.iter().filter(|p| !on_rim(p)).count(),
-                (disk_mean, disk_bar, disk_max),
-            ),
-            (
-                format!("top-face rim ({CONTACT} to {FOOTPRINT} m from the axis)"),
-                top.iter().filter(|p| on_rim(p)).count(),
-                (rim_mean, rim_bar, rim_max),
-            ),
-            (
-                format!("interior grid near the tool (< {NEAR} m)"),
-                grid.iter().filter(|p| near(p)).count(),
-                (near_mean, near_bar, near_max),
-            ),
-            (
-                "interior grid away from the tool".to_string(),
-                grid.iter().filter(|p| !near(p)).count(),
-                (away_mean, away_bar, away_max),
-            ),
-        ] {
-            let _ = writeln!(
-                table,
-                "- {name}, {count} points: {:.1} % | {:.1} % | {:.2} mm",
-                100.0 * m,
-                100.0 * b,
-                1e3 * x
-            );
-        }
-    }
-    if !f.press_top.is_empty() {
+        regions = press_report(&a, &f, &mut table);
         std::fs::write(out.join("press_mean.csv"), press_mean_csv(&a, &f))?;
-        let top = top_points();
-        let (_, _, _, all_sq) = press_difference(&a.press_top, &f.press_top, &top, |_| true);
-        let (_, _, _, disk_sq) = press_difference(&a.press_top, &f.press_top, &top, |p| !on_rim(p));
-        let _ = writeln!(
-            table,
-            "share of the top face's squared difference of the time-averaged fields in the contact \
-             disk: {:.1} %; over the hold, share of the disk's samples read from each level: {}",
-            100.0 * disk_sq / all_sq.max(f64::MIN_POSITIVE),
-            a.disk_levels
-                .iter()
-                .map(|x| format!("{:.1} %", 100.0 * x))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        );
+        std::fs::write(out.join("press_frames.csv"), press_frames_csv(&a, &f))?;
     }
+    let mut energy_ratio = f64::NAN;
     if args.undamped_seconds > 0.0 {
         for (name, c) in [
             ("variational", Coupling::Variational),
@@ -594,8 +489,11 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
                 coupling: c,
                 ..adaptive
             };
-            let u = run(&args, settings, false, args.undamped_seconds)?;
+            let u = run(args, settings, false, args.undamped_seconds, seed)?;
             std::fs::write(out.join(format!("metrics_undamped_{name}.csv")), &u.csv)?;
+            if c == adaptive.coupling {
+                energy_ratio = u.energy_ratio;
+            }
             let _ = writeln!(
                 table,
                 "undamped adaptive, {name} coupling, {} s: max energy after release / energy \
@@ -606,5 +504,63 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
     }
     std::fs::write(out.join("table.md"), &table)?;
     print!("{table}");
-    Ok(())
+    Ok(Compared {
+        seed,
+        ratio,
+        regions,
+        splits: a.splits,
+        flicker: a.flicker,
+        all_at_level0: a.all_at_level0,
+        max_frame_updates: a.max_frame_updates,
+        energy_ratio,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        poke: AdaptivePokeArgs,
+    }
+
+    fn args(extra: &[&str]) -> AdaptivePokeArgs {
+        let mut v = vec!["poke"];
+        v.extend_from_slice(extra);
+        Cli::parse_from(v).poke
+    }
+
+    #[test]
+    fn the_finest_cache_is_keyed_and_filed_by_the_levels_seed() {
+        let one = args(&["--finest-cache", "/tmp/f"]);
+        assert_ne!(finest_key(&one, 3), finest_key(&one, 4));
+        assert_eq!(cache_path(&one, 3), Some(PathBuf::from("/tmp/f")));
+        let many = args(&["--finest-cache", "/tmp/f", "--seeds", "3"]);
+        assert_eq!(cache_path(&many, 4), Some(PathBuf::from("/tmp/f.seed4")));
+        let r = RunResult {
+            updates_per_second: 1.0,
+            press_displacement: -0.1,
+            splits: 0,
+            merges: 0,
+            flicker: 0,
+            all_at_level0: true,
+            wall_mean_ms: 1.0,
+            wall_max_ms: 2.0,
+            max_active: Vec::new(),
+            disk_levels: Vec::new(),
+            energy_ratio: 1.0,
+            max_frame_updates: 0,
+            field: vec![Vector3::new(0.0, 0.0, -1e-3)],
+            press_top: vec![vec![Vector3::new(0.0, 0.0, -2e-3)]],
+            press_field: vec![vec![Vector3::new(0.0, 0.0, -3e-3)]],
+            csv: String::new(),
+        };
+        let text = write_finest(&r, &finest_key(&one, 3));
+        let back = read_finest(&text, &finest_key(&one, 3)).expect("same seed reads back");
+        assert_eq!(back.press_top, r.press_top);
+        assert!(read_finest(&text, &finest_key(&one, 4)).is_none());
+    }
 }

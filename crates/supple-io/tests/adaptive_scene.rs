@@ -71,13 +71,20 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
     let settings = s.build_adaptive().unwrap().settings;
     assert!(!settings.tool_refine && !settings.share_overlap);
     assert_eq!(settings.tool_reach, 1.5);
-    assert_eq!(body.settings.tool_order, ToolOrder::Distance, "the default");
-    let graded = BASE.replace("levels = 2", "levels = 2\ntool_order = \"graded\"");
-    let s = parse_scene_from_memory(&graded, "poke.toml", &BTreeMap::new()).unwrap();
-    assert_eq!(
-        s.build_adaptive().unwrap().settings.tool_order,
-        ToolOrder::Graded
-    );
+    assert_eq!(body.settings.tool_order, ToolOrder::Graded, "the default");
+    for (key, order) in [
+        ("graded", ToolOrder::Graded),
+        ("distance", ToolOrder::Distance),
+        ("criterion", ToolOrder::Criterion),
+    ] {
+        let text = BASE.replace("levels = 2", &format!("levels = 2\ntool_order = \"{key}\""));
+        let s = parse_scene_from_memory(&text, "poke.toml", &BTreeMap::new()).unwrap();
+        assert_eq!(s.build_adaptive().unwrap().settings.tool_order, order);
+    }
+    assert!(body.settings.tool_persistent, "on by default");
+    let off = BASE.replace("levels = 2", "levels = 2\ntool_persistent = false");
+    let s = parse_scene_from_memory(&off, "poke.toml", &BTreeMap::new()).unwrap();
+    assert!(!s.build_adaptive().unwrap().settings.tool_persistent);
     let near = BASE.replace("levels = 2", "levels = 2\ntool_reach = 0.5");
     let s = parse_scene_from_memory(&near, "poke.toml", &BTreeMap::new()).unwrap();
     let e = s.build_adaptive().unwrap_err().to_string();

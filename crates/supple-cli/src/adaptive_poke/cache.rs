@@ -62,6 +62,7 @@ pub(super) fn read_finest(text: &str, key: &str) -> Option<RunResult> {
         max_active: Vec::new(),
         disk_levels: Vec::new(),
         energy_ratio: f64::NAN,
+        max_frame_updates: 0,
         field,
         press_top,
         press_field,

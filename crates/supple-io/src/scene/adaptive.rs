@@ -75,6 +75,9 @@ pub(super) struct AdaptiveSection {
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[serde(default = "default_share_overlap")]
     share_overlap: bool,
+    /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`).
+    #[serde(default = "default_true")]
+    tool_persistent: bool,
     #[serde(default)]
     start_level: usize,
     budget: Option<BudgetSection>,
@@ -130,8 +133,8 @@ enum CouplingName {
 #[serde(rename_all = "snake_case")]
 enum ToolOrderName {
     Criterion,
-    #[default]
     Distance,
+    #[default]
     Graded,
 }
 
@@ -490,6 +493,7 @@ pub(super) fn finish(
             ToolOrderName::Graded => ToolOrder::Graded,
         },
         share_overlap: a.share_overlap,
+        tool_persistent: a.tool_persistent,
         start_level: a.start_level,
         budget,
         gravity,

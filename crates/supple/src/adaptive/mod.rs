@@ -12,6 +12,8 @@
 //!   refinement (`tool_refine`: the nodes the tool reaches split down to the finest level at
 //!   once) and the interface overlap weighted by active share (`share_overlap`).
 
+#[cfg(test)]
+mod contact_tests;
 mod coupling;
 #[cfg(test)]
 mod energy_tests;

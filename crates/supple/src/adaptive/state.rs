@@ -52,6 +52,9 @@ pub struct LevelState {
     pub(super) ghosts: Vec<(u32, Source)>,
     /// Held this frame by the tool (not integrated).
     pub(super) held: Vec<bool>,
+    /// Held in the last frame and pushing on the tool then
+    /// ([`AdaptiveSettings::tool_persistent`]).
+    pub(super) pressing: Vec<bool>,
     /// Tool-driven refinement: `frame + 1` of the last frame the tool reached the node's
     /// dual cell (0: never; see [`AdaptiveSettings::tool_refine`]).
     pub(super) tool_seen: Vec<u64>,
@@ -139,6 +142,7 @@ impl AdaptiveBody {
                     active_tets: Vec::new(),
                     ghosts: Vec::new(),
                     held: vec![false; nn],
+                    pressing: vec![false; nn],
                     tool_seen: vec![0; nn],
                     f: vec![Vector3::zeros(); nn],
                     t: 0.0,
@@ -262,11 +266,18 @@ impl AdaptiveBody {
             return Err(AdaptiveError::Diverged { frame: self.frame });
         }
         for &(n, i) in &contacts {
-            stats.tool_force += match self.settings.coupling {
-                Coupling::Paper => self.levels[n].f[i as usize],
-                Coupling::Variational => self.levels[n].reaction[i as usize],
+            let i = i as usize;
+            let reaction = match self.settings.coupling {
+                Coupling::Paper => self.levels[n].f[i],
+                Coupling::Variational => self.levels[n].reaction[i],
             };
-            self.levels[n].held[i as usize] = false;
+            stats.tool_force += reaction;
+            let st = &mut self.levels[n];
+            st.held[i] = false;
+            if let (Some(t), true) = (tool, self.settings.tool_persistent) {
+                let x = self.hierarchy.levels[n].mesh.positions[i] + st.d[i];
+                st.pressing[i] = reaction.dot(&(t.center - x)) > 0.0;
+            }
         }
         stats.tool_contacts = contacts.len();
         // Tool refinement acts in frames where the tool holds part of the body.

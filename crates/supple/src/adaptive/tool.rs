@@ -10,6 +10,11 @@ use super::settings::ToolOrder;
 use super::state::{AdaptiveBody, NodeState};
 use nalgebra::Vector3;
 
+/// How far outside the sphere (relative to its radius) a node held in the last frame may lie
+/// and still count as on it: round-off of the projection onto the sphere, far below any tool
+/// motion between frames.
+const PERSIST_TOL: f64 = 1e-9;
+
 /// A sphere moved by the user; its position is read once per frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SphereTool {
@@ -51,8 +56,10 @@ impl AdaptiveBody {
     /// moved to the sphere's surface along the ray from the centre. Here the surface points
     /// *are* the active surface nodes, so the "closest active node" that receives the same
     /// translation is the point itself. The moved nodes are held there for the frame (zero
-    /// velocity, not integrated): the tool is a position input read at frame rate. Returns the
-    /// held nodes as `(level, node)`.
+    /// velocity, not integrated): the tool is a position input read at frame rate. With
+    /// [`super::AdaptiveSettings::tool_persistent`] a node held in the last frame that is still
+    /// on the sphere and pushed on it then is held again (Signorini: contact while compressive).
+    /// Returns the held nodes as `(level, node)`.
     pub(super) fn apply_tool(&mut self, tool: &SphereTool) -> Vec<(usize, u32)> {
         let mut held = Vec::new();
         for (n, st) in self.levels.iter_mut().enumerate() {
@@ -65,7 +72,8 @@ impl AdaptiveBody {
                 let x = level.mesh.positions[i] + st.d[i];
                 let r = x - tool.center;
                 let dist = r.norm();
-                if dist < tool.radius {
+                let on_sphere = st.pressing[i] && dist <= tool.radius * (1.0 + PERSIST_TOL);
+                if dist < tool.radius || on_sphere {
                     let dir = if dist > 1e-12 * tool.radius {
                         r / dist
                     } else {
@@ -77,6 +85,9 @@ impl AdaptiveBody {
                     held.push((n, i as u32));
                 }
             }
+        }
+        for st in &mut self.levels {
+            st.pressing.fill(false);
         }
         held
     }
