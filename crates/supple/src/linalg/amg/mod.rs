@@ -29,7 +29,7 @@ mod setup;
 mod smooth;
 
 pub use csr::Csr;
-pub use setup::rigid_body_modes;
+pub use setup::{rigid_body_modes, Merge};
 
 use super::cg::Precond;
 use super::multicolor::{gauss_seidel_sweep, VertexColoring};
@@ -61,6 +61,9 @@ pub struct AmgSettings {
     /// the matrix and gets the pre-smoother's residual from the sweep). Either gives the
     /// same bits on any number of threads.
     pub multicolor_finest: bool,
+    /// Whether the finest level's aggregates are merged into larger ones (a sparser first
+    /// coarse level and cheaper transfers, more iterations).
+    pub first_merge: Merge,
 }
 
 impl Default for AmgSettings {
@@ -73,6 +76,7 @@ impl Default for AmgSettings {
             rebuild_every: 0,
             smoothed: true,
             multicolor_finest: false,
+            first_merge: Merge::None,
         }
     }
 }
@@ -230,9 +234,18 @@ impl Amg {
         let mut transfers = Vec::new();
         let mut levels = Vec::new();
         while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
-            let Some((t, coarse, b_coarse)) =
-                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed)
-            else {
+            let Some((t, coarse, b_coarse)) = setup::coarsen(
+                &current,
+                block,
+                &b,
+                s.strength_threshold,
+                s.smoothed,
+                if transfers.is_empty() {
+                    s.first_merge
+                } else {
+                    Merge::None
+                },
+            ) else {
                 break;
             };
             transfers.push(t);
@@ -353,7 +366,14 @@ impl Precond for Amg {
         for l in 0..last {
             let (lo, hi) = h.levels.split_at_mut(l + 1);
             let lv = &mut lo[l];
-            smooth::point_forward_from_zero(&lv.a, &lv.diag, &lv.d_inv, &lv.b, &mut lv.x, &mut lv.res);
+            smooth::point_forward_from_zero(
+                &lv.a,
+                &lv.diag,
+                &lv.d_inv,
+                &lv.b,
+                &mut lv.x,
+                &mut lv.res,
+            );
             h.transfers[l + 1].r.mul_vec(&lv.res, &mut hi[0].b);
         }
         // Coarsest: direct.
