@@ -20,7 +20,7 @@ pub mod symbolic;
 pub(crate) mod test_support;
 mod upper;
 
-pub use amg::{Amg, AmgInfo, AmgSettings};
+pub use amg::{Amg, AmgInfo, AmgSettings, Merge as AmgMerge};
 pub use block_csr::{BlockCsr, BlockPattern};
 pub use cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
 pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, SparseCholesky};

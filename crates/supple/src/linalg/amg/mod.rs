@@ -6,10 +6,12 @@
 //! damped Jacobi step, Galerkin coarse operators `Pᵀ A P`, down to at most
 //! [`AmgSettings::max_coarse`] dofs, which a dense Cholesky factorization solves.
 //!
-//! **V-cycle**: on the finest level, a forward multicolour block Gauss–Seidel sweep on the
-//! current matrix (`linalg::multicolor`, parallel, thread-count independent), the coarse
-//! correction, and a backward sweep; coarse levels use point Gauss–Seidel, forward before and
-//! backward after. Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
+//! **V-cycle**: on the finest level, a forward block Gauss–Seidel sweep on the current
+//! matrix in natural vertex order, whose residual comes out of the sweep (`smooth`: one read
+//! of the lower half of the matrix for both), the coarse correction, and a backward sweep
+//! (or, with [`AmgSettings::multicolor_finest`], multicolour sweeps, `linalg::multicolor`,
+//! and an explicit residual); coarse levels use point Gauss–Seidel the same way, forward
+//! before and backward after. Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
 //! SPD matrix, so the cycle is symmetric positive definite for any SPD coarse solve
 //! (Vassilevski, *Multilevel Block Factorization Preconditioners*, 2008, Prop. 5.1). This
 //! holds even when the coarse operators are older than the current matrix, which is what
@@ -24,9 +26,10 @@
 
 mod csr;
 mod setup;
+mod smooth;
 
 pub use csr::Csr;
-pub use setup::rigid_body_modes;
+pub use setup::{rigid_body_modes, Merge};
 
 use super::cg::Precond;
 use super::multicolor::{gauss_seidel_sweep, VertexColoring};
@@ -53,6 +56,14 @@ pub struct AmgSettings {
     /// Smooth the tentative prolongator (smoothed aggregation); false gives plain
     /// aggregation (sparser coarse levels, more iterations).
     pub smoothed: bool,
+    /// Smooth the finest level with multicolour block Gauss–Seidel (`linalg::multicolor`,
+    /// parallel) instead of natural-order block Gauss–Seidel (`smooth`, sequential, streams
+    /// the matrix and gets the pre-smoother's residual from the sweep). Either gives the
+    /// same bits on any number of threads.
+    pub multicolor_finest: bool,
+    /// Whether the finest level's aggregates are merged into larger ones (a sparser first
+    /// coarse level and cheaper transfers, more iterations).
+    pub first_merge: Merge,
 }
 
 impl Default for AmgSettings {
@@ -64,6 +75,8 @@ impl Default for AmgSettings {
             rebuild_growth: 1.5,
             rebuild_every: 0,
             smoothed: true,
+            multicolor_finest: false,
+            first_merge: Merge::None,
         }
     }
 }
@@ -82,6 +95,8 @@ struct Level {
     a: Csr,
     /// `1 / a_ii`, 0 for a zero dof.
     d_inv: Vec<f64>,
+    /// Position of each row's diagonal entry in `a`.
+    diag: Vec<usize>,
     x: Vec<f64>,
     b: Vec<f64>,
     res: Vec<f64>,
@@ -219,9 +234,18 @@ impl Amg {
         let mut transfers = Vec::new();
         let mut levels = Vec::new();
         while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
-            let Some((t, coarse, b_coarse)) =
-                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed)
-            else {
+            let Some((t, coarse, b_coarse)) = setup::coarsen(
+                &current,
+                block,
+                &b,
+                s.strength_threshold,
+                s.smoothed,
+                if transfers.is_empty() {
+                    s.first_merge
+                } else {
+                    Merge::None
+                },
+            ) else {
                 break;
             };
             transfers.push(t);
@@ -241,6 +265,7 @@ impl Amg {
                 })
                 .collect();
             levels.push(Level {
+                diag: smooth::diagonal_positions(&coarse),
                 a: coarse.clone(),
                 d_inv,
                 x: vec![0.0; n],
@@ -300,34 +325,6 @@ impl Amg {
     }
 }
 
-/// Forward (`forward`) or backward point Gauss–Seidel sweep on `a x = b`, skipping zero dofs.
-fn point_gauss_seidel(l: &mut Level, forward: bool) {
-    let Level { a, d_inv, x, b, .. } = l;
-    let n = a.n_rows;
-    let mut row = |i: usize| {
-        if d_inv[i] == 0.0 {
-            return;
-        }
-        let (s, e) = (a.ptr[i], a.ptr[i + 1]);
-        // Σ over the whole row, then the diagonal term added back: no branch per entry.
-        let mut acc = 0.0;
-        let mut diag = 0.0;
-        for (&j, &v) in a.idx[s..e].iter().zip(&a.val[s..e]) {
-            let j = j as usize;
-            acc += v * x[j];
-            if j == i {
-                diag = v;
-            }
-        }
-        x[i] = (b[i] - acc + diag * x[i]) * d_inv[i];
-    };
-    if forward {
-        (0..n).for_each(&mut row);
-    } else {
-        (0..n).rev().for_each(&mut row);
-    }
-}
-
 impl Precond for Amg {
     fn apply(&mut self, a: &BlockCsr, fixed: &[bool], r: &[Vector3<f64>], z: &mut [Vector3<f64>]) {
         let d_inv = self.jacobi.block_diagonal().expect("block diagonal");
@@ -350,11 +347,16 @@ impl Precond for Amg {
             return;
         }
         // Finest level: pre-smooth, residual, restrict.
-        z.fill(Vector3::zeros());
-        gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, true);
-        a.mul_vec(z, &mut self.res0);
-        for ((ri, bi), &f) in self.res0.iter_mut().zip(r).zip(fixed) {
-            *ri = if f { Vector3::zeros() } else { bi - *ri };
+        let multicolor = self.settings.multicolor_finest;
+        if multicolor {
+            z.fill(Vector3::zeros());
+            gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, true);
+            a.mul_vec(z, &mut self.res0);
+            for ((ri, bi), &f) in self.res0.iter_mut().zip(r).zip(fixed) {
+                *ri = if f { Vector3::zeros() } else { bi - *ri };
+            }
+        } else {
+            smooth::block_forward_from_zero(a, fixed, d_inv, r, z, &mut self.res0);
         }
         h.transfers[0]
             .r
@@ -364,12 +366,14 @@ impl Precond for Amg {
         for l in 0..last {
             let (lo, hi) = h.levels.split_at_mut(l + 1);
             let lv = &mut lo[l];
-            lv.x.fill(0.0);
-            point_gauss_seidel(lv, true);
-            lv.a.mul_vec(&lv.x, &mut lv.res);
-            for (ri, bi) in lv.res.iter_mut().zip(&lv.b) {
-                *ri = bi - *ri;
-            }
+            smooth::point_forward_from_zero(
+                &lv.a,
+                &lv.diag,
+                &lv.d_inv,
+                &lv.b,
+                &mut lv.x,
+                &mut lv.res,
+            );
             h.transfers[l + 1].r.mul_vec(&lv.res, &mut hi[0].b);
         }
         // Coarsest: direct.
@@ -382,10 +386,14 @@ impl Precond for Amg {
             let (lo, hi) = h.levels.split_at_mut(l + 1);
             let lv = &mut lo[l];
             h.transfers[l + 1].p.mul_vec_add(&hi[0].x, &mut lv.x);
-            point_gauss_seidel(lv, false);
+            smooth::point_backward(&lv.a, &lv.diag, &lv.d_inv, &lv.b, &mut lv.x);
         }
         h.transfers[0].p.mul_vec_add(&h.levels[0].x, flat_mut(z));
-        gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
+        if multicolor {
+            gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
+        } else {
+            smooth::block_backward(a, fixed, d_inv, r, z);
+        }
     }
 }
 

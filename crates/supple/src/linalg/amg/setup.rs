@@ -44,6 +44,19 @@ pub fn rigid_body_modes(n: usize, positions: Option<&[Vector3<f64>]>) -> Vec<f64
     b
 }
 
+/// How the aggregates of a level are merged into larger ones before the prolongator is
+/// made (a sparser coarse level, more CG iterations; see EXPERIMENTS.md, *The V-cycle made
+/// cheaper*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// Vaněk et al.'s aggregates as they are.
+    None,
+    /// Each aggregate with one neighbouring aggregate (greedy matching): about half as many.
+    Pairs,
+    /// Aggregates of aggregates: the same three-pass aggregation on the aggregate graph.
+    Neighbourhoods,
+}
+
 /// One coarsening step: level `l`'s prolongator `P` and restriction `R = Pᵀ`.
 #[derive(Debug, Clone)]
 pub struct Transfer {
@@ -143,6 +156,73 @@ fn aggregate(ptr: &[usize], idx: &[u32], isolated: &[bool]) -> (Vec<u32>, usize)
         n_agg += 1;
     }
     (agg, n_agg as usize)
+}
+
+/// Aggregates of aggregates: the graph whose nodes are the aggregates `agg` of the strength
+/// graph (`ptr`, `idx`), two aggregates adjacent when a strong connection joins their
+/// members, aggregated again by [`aggregate`] (or matched in pairs by [`pair_up`]);
+/// returns the composed map and count. Larger aggregates give a sparser coarse level and
+/// cheaper transfers at the price of a weaker coarse space (this crate's variant, measured
+/// in EXPERIMENTS.md, not a construction of the papers cited above).
+fn aggregate_again(
+    ptr: &[usize],
+    idx: &[u32],
+    agg: &[u32],
+    n_agg: usize,
+    pairs: bool,
+) -> (Vec<u32>, usize) {
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n_agg];
+    for (i, &a) in agg.iter().enumerate() {
+        if a == u32::MAX {
+            continue;
+        }
+        for &j in &idx[ptr[i]..ptr[i + 1]] {
+            let b = agg[j as usize];
+            if b != u32::MAX && b != a {
+                adj[a as usize].push(b);
+            }
+        }
+    }
+    let mut cptr = vec![0usize];
+    let mut cidx = Vec::new();
+    for row in &mut adj {
+        row.sort_unstable();
+        row.dedup();
+        cidx.extend_from_slice(row);
+        cptr.push(cidx.len());
+    }
+    let (agg2, n2) = if pairs {
+        pair_up(&cptr, &cidx)
+    } else {
+        aggregate(&cptr, &cidx, &vec![false; n_agg])
+    };
+    let composed = agg
+        .iter()
+        .map(|&a| if a == u32::MAX { a } else { agg2[a as usize] })
+        .collect();
+    (composed, n2)
+}
+
+/// Greedy matching in node order: each unmatched node is merged with its first unmatched
+/// neighbour (or stays alone); about half as many groups as nodes.
+fn pair_up(ptr: &[usize], idx: &[u32]) -> (Vec<u32>, usize) {
+    let n = ptr.len() - 1;
+    let mut group = vec![u32::MAX; n];
+    let mut count = 0u32;
+    for i in 0..n {
+        if group[i] != u32::MAX {
+            continue;
+        }
+        group[i] = count;
+        if let Some(&j) = idx[ptr[i]..ptr[i + 1]]
+            .iter()
+            .find(|&&j| group[j as usize] == u32::MAX)
+        {
+            group[j as usize] = count;
+        }
+        count += 1;
+    }
+    (group, count as usize)
 }
 
 /// The tentative prolongator `T` (dofs × 6·aggregates) and the coarse near-null space
@@ -293,9 +373,15 @@ pub fn coarsen(
     b: &[f64],
     theta: f64,
     smoothed: bool,
+    merge: Merge,
 ) -> Option<(Transfer, Csr, Vec<f64>)> {
     let (ptr, idx, isolated) = strength_graph(a, block, theta);
-    let (agg, n_agg) = aggregate(&ptr, &idx, &isolated);
+    let (mut agg, mut n_agg) = aggregate(&ptr, &idx, &isolated);
+    match merge {
+        Merge::None => {}
+        Merge::Pairs => (agg, n_agg) = aggregate_again(&ptr, &idx, &agg, n_agg, true),
+        Merge::Neighbourhoods => (agg, n_agg) = aggregate_again(&ptr, &idx, &agg, n_agg, false),
+    }
     if n_agg == 0 || n_agg * MODES >= a.n_rows {
         return None;
     }

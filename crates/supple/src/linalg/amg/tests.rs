@@ -134,24 +134,91 @@ fn amg_iterations_stay_nearly_flat_under_refinement() {
 #[test]
 fn the_v_cycle_is_thread_count_independent() {
     let cells = [80, 16, 16];
-    let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| {
-                let (a, fixed, mut amg) = setup(cells, AmgSettings::default());
-                let r = random_vectors(fixed.len(), 5, &fixed);
-                (apply(&mut amg, &a, &fixed, &r), amg.info())
-            })
-    };
-    let (z1, info1) = run(1);
-    let (z2, info2) = run(2);
-    assert_eq!(info1, info2);
-    assert!(z1
-        .iter()
-        .zip(&z2)
-        .all(|(p, q)| p.map(f64::to_bits) == q.map(f64::to_bits)));
+    for multicolor_finest in [false, true] {
+        let settings = AmgSettings {
+            multicolor_finest,
+            ..Default::default()
+        };
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let (a, fixed, mut amg) = setup(cells, settings);
+                    let r = random_vectors(fixed.len(), 5, &fixed);
+                    (apply(&mut amg, &a, &fixed, &r), amg.info())
+                })
+        };
+        let (z1, info1) = run(1);
+        let (z2, info2) = run(2);
+        assert_eq!(info1, info2);
+        assert!(z1
+            .iter()
+            .zip(&z2)
+            .all(|(p, q)| p.map(f64::to_bits) == q.map(f64::to_bits)));
+    }
+}
+
+/// The forward sweep from zero gives the residual of its iterate, `b − A x`, as the explicit
+/// product does (to round-off), on the block matrix and on a coarse scalar level; fixed
+/// vertices get zero.
+#[test]
+fn the_fused_forward_sweep_returns_the_true_residual() {
+    let (a, fixed, amg) = setup([24, 6, 6], small_coarse());
+    let n = fixed.len();
+    let b = random_vectors(n, 3, &fixed);
+    let d_inv = amg.jacobi.block_diagonal().expect("block diagonal");
+    let (mut x, mut res, mut ax) = (
+        vec![Vector3::zeros(); n],
+        vec![Vector3::zeros(); n],
+        vec![Vector3::zeros(); n],
+    );
+    smooth::block_forward_from_zero(&a, &fixed, d_inv, &b, &mut x, &mut res);
+    a.mul_vec(&x, &mut ax);
+    let scale = b.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    for i in 0..n {
+        let want = if fixed[i] {
+            Vector3::zeros()
+        } else {
+            b[i] - ax[i]
+        };
+        assert!(
+            (res[i] - want).norm() <= 1e-12 * scale,
+            "{i}: {} vs {}",
+            res[i],
+            want
+        );
+    }
+    let h = amg.hierarchy.as_ref().expect("built");
+    let lv = &h.levels[0];
+    let m = lv.a.n_rows;
+    let bc: Vec<f64> = (0..m)
+        .map(|i| {
+            if lv.d_inv[i] == 0.0 {
+                0.0
+            } else {
+                ((i * 37) % 11) as f64 - 5.0
+            }
+        })
+        .collect();
+    let (mut xc, mut rc, mut axc) = (vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+    smooth::point_forward_from_zero(&lv.a, &lv.diag, &lv.d_inv, &bc, &mut xc, &mut rc);
+    lv.a.mul_vec(&xc, &mut axc);
+    for i in 0..m {
+        // Round-off of row i: its terms' magnitudes.
+        let terms: f64 = bc[i].abs()
+            + lv.a
+                .row(i)
+                .map(|k| (lv.a.val[k] * xc[lv.a.idx[k] as usize]).abs())
+                .sum::<f64>();
+        assert!(
+            (rc[i] - (bc[i] - axc[i])).abs() <= 1e-12 * terms,
+            "{i}: {} vs {}",
+            rc[i],
+            bc[i] - axc[i]
+        );
+    }
 }
 
 /// What triggers a rebuild: a new fixed set and iteration growth; a constant matrix or a
@@ -188,4 +255,46 @@ fn the_hierarchy_is_rebuilt_only_when_needed() {
     }
     // Built at the first call, then after 3 changed matrices twice.
     assert_eq!(every.info().builds, 3);
+}
+
+/// Merging the finest level's aggregates makes the first coarse level smaller and sparser
+/// (lower operator complexity, neighbourhoods more than pairs); the V-cycle stays a
+/// preconditioner CG converges with, to the same solution.
+#[test]
+fn merged_aggregates_give_a_sparser_hierarchy_that_still_converges() {
+    let mut complexity = Vec::new();
+    let mut solutions = Vec::new();
+    for first_merge in [Merge::None, Merge::Pairs, Merge::Neighbourhoods] {
+        let settings = AmgSettings {
+            first_merge,
+            max_coarse: 100,
+            ..Default::default()
+        };
+        let (a, fixed, mut amg) = setup([32, 8, 8], settings);
+        let info = amg.info();
+        complexity.push(info.operator_complexity);
+        let n = fixed.len();
+        let b = random_vectors(n, 7, &fixed);
+        let pcg = PcgSettings {
+            tolerance: 1e-10,
+            max_iterations: 500,
+            preconditioner: Preconditioner::Amg,
+        };
+        let mut ws = CgWorkspace::new(n);
+        let mut x = vec![Vector3::zeros(); n];
+        let cg = conjugate_gradient(&mut ws, &a, &b, &fixed, &mut x, &pcg, &mut amg).unwrap();
+        assert!(cg.relative_residual <= 1e-10, "{first_merge:?}");
+        solutions.push(x);
+    }
+    assert!(
+        complexity[0] > complexity[1] && complexity[1] > complexity[2],
+        "{complexity:?}"
+    );
+    let scale = solutions[0].iter().map(|v| v.norm()).fold(0.0, f64::max);
+    for s in &solutions[1..] {
+        assert!(s
+            .iter()
+            .zip(&solutions[0])
+            .all(|(p, q)| (p - q).norm() <= 1e-7 * scale));
+    }
 }
