@@ -55,6 +55,13 @@ pub(super) struct Paths<'a> {
     /// When given, only pairs with a vertex marked here are tested (a later projection
     /// pass: every other pair has the trajectories it had in the pass before).
     pub moved: Option<&'a [Vec<bool>]>,
+    /// With `moved`: recompute only the boxes of the primitives with a moved vertex and let
+    /// the broad phase search only around them ([`BroadPhase::update_active`]). The caller
+    /// then promises that every other primitive's vertices have the paths they had in the
+    /// last pass of this detector (so their boxes, kept from that pass, are still theirs).
+    /// Off, every box is recomputed and the broad phase runs in full (the same pairs are
+    /// tested: the check of `Contact::set_check_skips`).
+    pub prune: bool,
 }
 
 /// Counters a pass adds to.
@@ -74,6 +81,8 @@ pub(super) struct Detector {
     prims: Vec<Prim>,
     boxes: Vec<Aabb>,
     broad: BroadPhase,
+    /// Per primitive: a vertex of it is marked in [`Paths::moved`] (pruned passes).
+    active: Vec<bool>,
     candidates: Vec<Candidate>,
     /// Each candidate's contact, and whether its test reached its work bound.
     results: Vec<(Option<PairHit>, bool)>,
@@ -109,6 +118,7 @@ impl Detector {
         .with_owners(&owners, settings.self_collision);
         Self {
             boxes: vec![Aabb::empty(); prims.len()],
+            active: vec![false; prims.len()],
             prims,
             broad,
             candidates: Vec::new(),
@@ -132,14 +142,26 @@ impl Detector {
         let t = Instant::now();
         let (x0, v0, bodies, dt) = (paths.x0, paths.v0, paths.bodies, paths.dt);
         let hermite = settings.narrow_phase == NarrowPhase::Hermite;
-        for (prim, bx) in self.prims.iter().zip(self.boxes.iter_mut()) {
+        let pruned = paths.moved.filter(|_| paths.prune);
+        if let Some(moved) = pruned {
+            for (prim, a) in self.prims.iter().zip(self.active.iter_mut()) {
+                let b = prim.body as usize;
+                *a = prim_vertices(&surfaces[b], prim)
+                    .iter()
+                    .any(|&v| moved[b][v as usize]);
+            }
+        }
+        for ((prim, bx), &active) in self
+            .prims
+            .iter()
+            .zip(self.boxes.iter_mut())
+            .zip(&self.active)
+        {
+            if pruned.is_some() && !active {
+                continue; // the box of the last pass (`Paths::prune`)
+            }
             let b = prim.body as usize;
-            let s = &surfaces[b];
-            let verts: &[u32] = match prim.kind {
-                VERTEX => std::slice::from_ref(&s.vertices[prim.index as usize]),
-                EDGE => &s.edges[prim.index as usize],
-                _ => &s.triangles[prim.index as usize],
-            };
+            let verts = prim_vertices(&surfaces[b], prim);
             let mut bb = Aabb::empty();
             for &v in verts {
                 let v = v as usize;
@@ -155,7 +177,11 @@ impl Detector {
             bb.inflate(0.5 * thickness);
             *bx = bb;
         }
-        self.broad.update(&self.boxes);
+        if pruned.is_some() {
+            self.broad.update_active(&self.boxes, &self.active);
+        } else {
+            self.broad.update(&self.boxes);
+        }
         let bstats = self.broad.stats();
         if stats.broad_pairs == 0 {
             stats.broad_pairs = bstats.pairs;
@@ -250,6 +276,15 @@ impl Detector {
                 .then_with(|| a.vertices.cmp(&b.vertices))
         });
         stats.narrow_s += t_narrow.elapsed().as_secs_f64();
+    }
+}
+
+/// The surface vertices of a primitive.
+fn prim_vertices<'a>(s: &'a ContactSurface, prim: &Prim) -> &'a [u32] {
+    match prim.kind {
+        VERTEX => std::slice::from_ref(&s.vertices[prim.index as usize]),
+        EDGE => &s.edges[prim.index as usize],
+        _ => &s.triangles[prim.index as usize],
     }
 }
 

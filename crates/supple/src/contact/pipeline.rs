@@ -19,6 +19,8 @@ pub use super::detect::PairHit;
 mod energy_limit;
 mod hold;
 mod push_guard;
+mod skips;
+pub use skips::SkipChecks;
 mod sliding_hold;
 mod surface_hold;
 mod surfaces;
@@ -159,6 +161,18 @@ pub struct Contact {
     island: Vec<usize>,
     /// The energy-limited step's workspaces (`pipeline/energy_limit.rs`; empty when off).
     limit: energy_limit::EnergyLimit,
+    /// The surface response's last contact-free state (`pipeline/skips.rs`): every body's
+    /// positions and velocities when a detection pass last found no meeting pair, whether
+    /// they are current (`clean`), and whether the contact phase running is the one after
+    /// the second solves (`again`).
+    clean_x: Vec<Vec<Vector3<f64>>>,
+    clean_v: Vec<Vec<Vector3<f64>>>,
+    clean: bool,
+    again: bool,
+    /// Checks every pruned detection pass against a full one (`pipeline/skips.rs`; tests).
+    check_skips: bool,
+    skips_checked: SkipChecks,
+    check_hits: Vec<PairHit>,
     /// The first contact phase's statistics while [`Contact::end_step_again`] runs.
     first_stats: ContactStats,
     springs: ContactSprings,
@@ -262,6 +276,13 @@ impl Contact {
             obstacle_touch: vec![false; bodies.len()],
             island: (0..bodies.len()).collect(),
             limit: energy_limit::EnergyLimit::new(limit_energy, bodies),
+            clean_x: per_body(&|b| b.n_vertices()),
+            clean_v: per_body(&|b| b.n_vertices()),
+            clean: false,
+            again: false,
+            check_skips: false,
+            skips_checked: SkipChecks::default(),
+            check_hits: Vec::new(),
             first_stats: stats.clone(),
             springs: ContactSprings::default(),
             spring_p: Vec::new(),

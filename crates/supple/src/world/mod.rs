@@ -208,6 +208,12 @@ impl World {
         self.contact.as_ref()
     }
 
+    /// The contact phase, mutable (for its test switches, such as
+    /// [`Contact::set_check_skips`]).
+    pub fn contact_mut(&mut self) -> Option<&mut Contact> {
+        self.contact.as_mut()
+    }
+
     /// Contact statistics of the last step, if the world has contact.
     pub fn contact_stats(&self) -> Option<&ContactStats> {
         self.contact.as_ref().map(|c| c.stats())

@@ -57,6 +57,10 @@ pub(super) struct Bvh {
     valid: Vec<bool>,
     /// Node pairs still to visit.
     stack: Vec<(u32, u32)>,
+    /// Pruned updates ([`Bvh::update_active`]): which boxes are active, and which nodes hold
+    /// an active box in their subtree.
+    box_active: Vec<bool>,
+    node_active: Vec<bool>,
 }
 
 impl Bvh {
@@ -84,6 +88,39 @@ impl Bvh {
         }
         self.refit();
         self.query(groups, out)
+    }
+
+    /// Like [`update`](Self::update), but only pairs with an `active` box are reported, and
+    /// the boxes not marked active must be those of the last call (they are not read
+    /// again). Only the nodes above an active box are refitted, and a node pair whose
+    /// subtrees hold no active box is pruned: a later pass of the contact response, which
+    /// tests only the pairs of the vertices the last pass moved, visits the part of the tree
+    /// around those vertices instead of all of it. Returns the node pairs visited.
+    pub(super) fn update_active(
+        &mut self,
+        boxes: &[Aabb],
+        active: &[bool],
+        groups: &Groups,
+        out: &mut Vec<(u32, u32)>,
+    ) -> usize {
+        let n = boxes.len();
+        if self.n != Some(n) || self.boxes.len() != n {
+            // No tree yet: the full update, keeping only the active pairs.
+            let work = self.update(boxes, groups, out);
+            out.retain(|&(i, j)| active[i as usize] || active[j as usize]);
+            return work;
+        }
+        if n == 0 {
+            return 0;
+        }
+        self.box_active.clear();
+        self.box_active.extend_from_slice(&active[..n]);
+        for (i, b) in boxes.iter().enumerate().filter(|(i, _)| active[*i]) {
+            self.valid[i] = !b.is_empty();
+            self.boxes[i] = *b;
+        }
+        self.refit_active();
+        self.query_active(groups, out)
     }
 
     fn build(&mut self, groups: &Groups) {
@@ -196,6 +233,103 @@ impl Bvh {
                 bounds.merge(&self.nodes[node.right as usize].bounds);
             }
             self.nodes[k].bounds = bounds;
+        }
+    }
+
+    /// Marks the nodes above an active box and refits only those (the others' boxes did not
+    /// change since they were last fitted).
+    fn refit_active(&mut self) {
+        self.node_active.clear();
+        self.node_active.resize(self.nodes.len(), false);
+        for k in (0..self.nodes.len()).rev() {
+            let node = self.nodes[k];
+            if node.is_leaf() {
+                let range = node.first as usize..(node.first + node.count) as usize;
+                if !self.order[range.clone()]
+                    .iter()
+                    .any(|&i| self.box_active[i as usize])
+                {
+                    continue;
+                }
+                let mut bounds = Aabb::empty();
+                for &i in &self.order[range] {
+                    if self.valid[i as usize] {
+                        bounds.merge(&self.boxes[i as usize]);
+                    }
+                }
+                self.nodes[k].bounds = bounds;
+            } else {
+                let r = node.right as usize;
+                if !(self.node_active[k + 1] || self.node_active[r]) {
+                    continue;
+                }
+                let mut bounds = self.nodes[k + 1].bounds;
+                bounds.merge(&self.nodes[r].bounds);
+                self.nodes[k].bounds = bounds;
+            }
+            self.node_active[k] = true;
+        }
+    }
+
+    /// [`query`](Self::query) restricted to pairs with an active box: a node pair neither of
+    /// whose subtrees holds one is pruned.
+    fn query_active(&mut self, groups: &Groups, out: &mut Vec<(u32, u32)>) -> usize {
+        let mut visits = 0;
+        self.stack.clear();
+        self.stack.push((0, 0));
+        while let Some((a, b)) = self.stack.pop() {
+            visits += 1;
+            if !(self.node_active[a as usize] || self.node_active[b as usize]) {
+                continue;
+            }
+            let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
+            if na.want & nb.bits == 0 || na.bounds.is_empty() || nb.bounds.is_empty() {
+                continue;
+            }
+            if groups.cross_only && na.owner != u32::MAX && na.owner == nb.owner {
+                continue;
+            }
+            if a == b {
+                if na.is_leaf() {
+                    self.leaf_pairs(&na, &na, true, groups, out);
+                } else {
+                    let (l, r) = (a + 1, na.right);
+                    self.stack.extend([(l, l), (r, r), (l, r)]);
+                }
+                continue;
+            }
+            if !touches(&na.bounds, &nb.bounds) {
+                continue;
+            }
+            match (na.is_leaf(), nb.is_leaf()) {
+                (true, true) => self.leaf_pairs(&na, &nb, false, groups, out),
+                (false, leaf_b) if leaf_b || na.count >= nb.count => {
+                    self.stack.extend([(a + 1, b), (na.right, b)]);
+                }
+                _ => self.stack.extend([(a, b + 1), (a, nb.right)]),
+            }
+        }
+        visits
+    }
+
+    /// The box pairs of two leaves (of one leaf with itself when `same`) with an active box.
+    fn leaf_pairs(
+        &self,
+        a: &Node,
+        b: &Node,
+        same: bool,
+        groups: &Groups,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let ia = &self.order[a.first as usize..(a.first + a.count) as usize];
+        let ib = &self.order[b.first as usize..(b.first + b.count) as usize];
+        for (k, &i) in ia.iter().enumerate() {
+            let from = if same { k + 1 } else { 0 };
+            for &j in &ib[from..] {
+                if self.box_active[i as usize] || self.box_active[j as usize] {
+                    self.test(i, j, groups, out);
+                }
+            }
         }
     }
 

@@ -265,6 +265,28 @@ impl BroadPhase {
         &self.pairs
     }
 
+    /// Like [`update`](Self::update), but returns only the pairs with a box marked in
+    /// `active`; the boxes not marked must be the same as in the last call. The BVH then
+    /// refits and searches only the part of its tree above the active boxes; the other
+    /// methods run in full and drop the other pairs.
+    pub fn update_active(&mut self, boxes: &[Aabb], active: &[bool]) -> &[(u32, u32)] {
+        let boxes = &boxes[..boxes.len().min(self.groups.len())];
+        self.pairs.clear();
+        let work = match &mut self.engine {
+            Engine::Sap(s) => s.update(boxes, &self.groups, &mut self.pairs),
+            Engine::Bvh(b) => b.update_active(boxes, active, &self.groups, &mut self.pairs),
+            Engine::Brute => brute_force(boxes, &self.groups, &mut self.pairs),
+        };
+        self.pairs
+            .retain(|&(i, j)| active[i as usize] || active[j as usize]);
+        self.pairs.sort_unstable();
+        self.stats = BroadStats {
+            pairs: self.pairs.len(),
+            work,
+        };
+        &self.pairs
+    }
+
     /// The pairs of the last [`update`](Self::update).
     pub fn update_pairs(&self) -> &[(u32, u32)] {
         &self.pairs

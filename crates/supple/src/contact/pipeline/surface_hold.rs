@@ -189,8 +189,12 @@ impl Contact {
     ) {
         // (A swap of two buffers, so that the step allocates nothing.)
         std::mem::swap(&mut self.stats, &mut self.first_stats);
+        self.again = true;
         self.end_step(bodies, t0, dt);
+        self.again = false;
         let (s, first) = (&mut self.stats, &self.first_stats);
+        // The broad pairs of the step's first (full) pass.
+        s.broad_pairs = first.broad_pairs;
         s.broad_work += first.broad_work;
         s.pairs_tested += first.pairs_tested;
         s.iterations += first.iterations;

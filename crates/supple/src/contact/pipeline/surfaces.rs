@@ -29,8 +29,11 @@ impl Contact {
         for (b, root) in self.island.iter_mut().enumerate() {
             *root = b;
         }
+        // After the second solves, the first pass tests only the pairs whose paths changed
+        // since the first contact phase ended without a meeting pair (`skips.rs`).
+        let resume = self.mark_changed_since_clean(bodies);
         for pass in 0..self.settings.max_iterations {
-            self.detect(bodies, dt, stats, pass > 0);
+            self.detect(bodies, dt, stats, pass > 0 || resume);
             if pass == 0 {
                 first = self.hits.len();
             } else if self.hits.len() > GROWTH_LIMIT * first.max(16) {
@@ -51,6 +54,7 @@ impl Contact {
                 }
             }
             if self.hits.is_empty() {
+                self.note_clean(bodies);
                 return;
             }
             stats.iterations += 1;
@@ -77,6 +81,7 @@ impl Contact {
         for _ in 0..max_rounds {
             self.detect(bodies, dt, stats, true);
             if self.hits.is_empty() {
+                self.note_clean(bodies);
                 return;
             }
             let t = Instant::now();
@@ -228,6 +233,7 @@ impl Contact {
             bodies,
             dt,
             moved: only_moved.then_some(&self.moved[..]),
+            prune: true,
         };
         let mut pass = PassStats {
             broad_pairs: stats.broad_pairs,
@@ -242,6 +248,35 @@ impl Contact {
             all_hits,
             &mut pass,
         );
+        if self.check_skips && only_moved {
+            // The same pass in full: it must find exactly the pruned pass's pairs.
+            self.check_hits.clear();
+            self.check_hits.extend_from_slice(&det.hits);
+            let full = Paths {
+                moved: None,
+                prune: false,
+                ..paths
+            };
+            let mut unused = PassStats::default();
+            det.detect(
+                &self.settings,
+                &self.surfaces,
+                &full,
+                self.thickness,
+                all_hits,
+                &mut unused,
+            );
+            assert_eq!(
+                det.hits, self.check_hits,
+                "a pair skipped by a pruned detection pass meets"
+            );
+            self.skips_checked.passes += 1;
+            if self.again && stats.iterations == 0 {
+                // The first pass after the second solves.
+                self.skips_checked.after_solves += 1;
+                self.skips_checked.found_after_solves += det.hits.len();
+            }
+        }
         stats.broad_pairs = pass.broad_pairs;
         stats.broad_work += pass.broad_work;
         stats.pairs_tested += pass.pairs_tested;
