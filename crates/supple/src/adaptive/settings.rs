@@ -58,7 +58,7 @@ pub enum ToolOrder {
     /// `g` splits before a level-`n+1` node at a gap above `g/2`, so under a budget the
     /// spacing grows with the distance from the tool (a graded mesh: the finest level on
     /// the contact, coarser levels in rings around it) instead of the finest level meeting
-    /// the coarsest. The default: on the poke under the scene's 20,000-update budget, over
+    /// the coarsest. The default: on the poke under a 20,000-update budget (the scene's then), over
     /// five levels' seeds, the top face is 6.2 ± 1.0 % off finest-only against 9.2 ± 1.5 %
     /// with `Distance` and 14.1 ± 5.3 % with `Criterion` (EXPERIMENTS.md, issue 15, fourth
     /// round; at 40,000 the two are equal).
