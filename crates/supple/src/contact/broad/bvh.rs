@@ -274,42 +274,7 @@ impl Bvh {
     /// [`query`](Self::query) restricted to pairs with an active box: a node pair neither of
     /// whose subtrees holds one is pruned.
     fn query_active(&mut self, groups: &Groups, out: &mut Vec<(u32, u32)>) -> usize {
-        let mut visits = 0;
-        self.stack.clear();
-        self.stack.push((0, 0));
-        while let Some((a, b)) = self.stack.pop() {
-            visits += 1;
-            if !(self.node_active[a as usize] || self.node_active[b as usize]) {
-                continue;
-            }
-            let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
-            if na.want & nb.bits == 0 || na.bounds.is_empty() || nb.bounds.is_empty() {
-                continue;
-            }
-            if groups.cross_only && na.owner != u32::MAX && na.owner == nb.owner {
-                continue;
-            }
-            if a == b {
-                if na.is_leaf() {
-                    self.leaf_pairs(&na, &na, true, groups, out);
-                } else {
-                    let (l, r) = (a + 1, na.right);
-                    self.stack.extend([(l, l), (r, r), (l, r)]);
-                }
-                continue;
-            }
-            if !touches(&na.bounds, &nb.bounds) {
-                continue;
-            }
-            match (na.is_leaf(), nb.is_leaf()) {
-                (true, true) => self.leaf_pairs(&na, &nb, false, groups, out),
-                (false, leaf_b) if leaf_b || na.count >= nb.count => {
-                    self.stack.extend([(a + 1, b), (na.right, b)]);
-                }
-                _ => self.stack.extend([(a, b + 1), (a, nb.right)]),
-            }
-        }
-        visits
+        self.descend(groups, out, true)
     }
 
     /// The box pairs of two leaves (of one leaf with itself when `same`) with an active box.
@@ -335,11 +300,21 @@ impl Bvh {
 
     /// Simultaneous descent from `(root, root)`; returns the node pairs visited.
     fn query(&mut self, groups: &Groups, out: &mut Vec<(u32, u32)>) -> usize {
+        self.descend(groups, out, false)
+    }
+
+    /// The descent of [`query`](Self::query) and, with `active_only`, of
+    /// [`query_active`](Self::query_active) (node pairs without an active box pruned, leaf
+    /// pairs tested only where a box is active).
+    fn descend(&mut self, groups: &Groups, out: &mut Vec<(u32, u32)>, active_only: bool) -> usize {
         let mut visits = 0;
         self.stack.clear();
         self.stack.push((0, 0));
         while let Some((a, b)) = self.stack.pop() {
             visits += 1;
+            if active_only && !(self.node_active[a as usize] || self.node_active[b as usize]) {
+                continue;
+            }
             let (na, nb) = (self.nodes[a as usize], self.nodes[b as usize]);
             if na.want & nb.bits == 0 || na.bounds.is_empty() || nb.bounds.is_empty() {
                 continue;
@@ -348,11 +323,13 @@ impl Bvh {
                 continue;
             }
             if a == b {
-                if na.is_leaf() {
-                    self.leaf_self(&na, groups, out);
-                } else {
+                if !na.is_leaf() {
                     let (l, r) = (a + 1, na.right);
                     self.stack.extend([(l, l), (r, r), (l, r)]);
+                } else if active_only {
+                    self.leaf_pairs(&na, &na, true, groups, out);
+                } else {
+                    self.leaf_self(&na, groups, out);
                 }
                 continue;
             }
@@ -360,6 +337,7 @@ impl Bvh {
                 continue;
             }
             match (na.is_leaf(), nb.is_leaf()) {
+                (true, true) if active_only => self.leaf_pairs(&na, &nb, false, groups, out),
                 (true, true) => self.leaf_pair(&na, &nb, groups, out),
                 (false, leaf_b) if leaf_b || na.count >= nb.count => {
                     self.stack.extend([(a + 1, b), (na.right, b)]);
