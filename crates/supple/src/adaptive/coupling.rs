@@ -61,11 +61,21 @@ pub(super) fn active_share(status: &[NodeState], nodes: &[u32; 4]) -> f64 {
         / 4.0
 }
 
-/// Adds `w` to node `(m, j)`'s entry of `pending` (a new entry if it has none).
-fn add(pending: &mut Vec<(usize, usize, f64)>, (m, j, w): (usize, usize, f64)) {
-    match pending.iter_mut().find(|p| (p.0, p.1) == (m, j)) {
-        Some(p) => p.2 += w,
-        None => pending.push((m, j, w)),
+/// Adds `w` to node `(m, j)`'s entry of `pending` (a new entry if it has none). `pos[m][j]`
+/// is the entry's index in `pending` (`u32::MAX`: none): a ghost's expansion pops ~600
+/// entries on the poke's levels, and a linear search for each add cost most of a rebuild
+/// (EXPERIMENTS.md, issue 15, *The scene's budget*). Same entries, same order, same sums.
+fn add(
+    pending: &mut Vec<(usize, usize, f64)>,
+    pos: &mut [Vec<u32>],
+    (m, j, w): (usize, usize, f64),
+) {
+    match pos[m][j] {
+        u32::MAX => {
+            pos[m][j] = pending.len() as u32;
+            pending.push((m, j, w));
+        }
+        p => pending[p as usize].2 += w,
     }
 }
 
@@ -99,6 +109,11 @@ impl AdaptiveBody {
         // Weights still to expand, one entry per node (merged, so a cycle costs a few
         // rounds instead of a tree of paths).
         let mut pending: Vec<(usize, usize, f64)> = Vec::new();
+        let mut pos: Vec<Vec<u32>> = self
+            .levels
+            .iter()
+            .map(|st| vec![u32::MAX; st.status.len()])
+            .collect();
         let mut out: Vec<Term> = Vec::new();
         // `rate[n][k]`: the finest level among ghost k's non-fixed terminals.
         let mut rate: Vec<Vec<usize>> = Vec::with_capacity(n_levels);
@@ -122,13 +137,14 @@ impl AdaptiveBody {
                         Source::Child => (n + 1, &self.hierarchy.child_tet[n][i]),
                         Source::Parent => (n - 1, &self.hierarchy.parent_tet[n][i]),
                     };
-                    pending.clear();
+                    // `pending` is empty here: the loop below drains it, resetting `pos`.
                     for (&j, &w) in link.1.nodes.iter().zip(&link.1.weights) {
-                        add(&mut pending, (link.0, j as usize, w));
+                        add(&mut pending, &mut pos, (link.0, j as usize, w));
                     }
                     // Expand the first pending entry until none is left (terminals go out,
                     // remainders below CUT are dropped).
                     while let Some((m, j, w)) = pending.pop() {
+                        pos[m][j] = u32::MAX;
                         if self.is_terminal(m, j) {
                             out.push(Term {
                                 level: m as u32,
@@ -138,7 +154,7 @@ impl AdaptiveBody {
                         } else if w.abs() > CUT {
                             let (l, link) = self.link_of(m, j);
                             for (&jj, &ww) in link.nodes.iter().zip(&link.weights) {
-                                add(&mut pending, (l, jj as usize, w * ww));
+                                add(&mut pending, &mut pos, (l, jj as usize, w * ww));
                             }
                         }
                     }
