@@ -53,33 +53,34 @@ pub(super) fn summary(all: &[Compared]) -> String {
         all.len()
     );
     let ratios: Vec<f64> = all.iter().map(|c| c.ratio).collect();
-    let (m, sd, lo, hi) = spread(&ratios);
-    let _ = writeln!(
-        s,
-        "- node updates, of finest-only: {:.2} ± {:.2} % [{:.2}, {:.2}]",
-        100.0 * m,
-        100.0 * sd,
-        100.0 * lo,
-        100.0 * hi
-    );
+    spread_line(&mut s, "node updates, of finest-only", &ratios, 2);
     for (k, name) in Regions::NAMES.iter().enumerate() {
         let x: Vec<f64> = all.iter().map(|c| c.regions.values()[k]).collect();
-        let (m, sd, lo, hi) = spread(&x);
-        let _ = writeln!(
-            s,
-            "- {name}: {:.1} ± {:.1} % [{:.1}, {:.1}]",
-            100.0 * m,
-            100.0 * sd,
-            100.0 * lo,
-            100.0 * hi
-        );
+        spread_line(&mut s, name, &x, 1);
     }
     s
 }
 
+/// `- name: mean ± sd % [min, max]` of the fractions `x`, in percent with `digits` decimals.
+fn spread_line(s: &mut String, name: &str, x: &[f64], digits: usize) {
+    let (m, sd, lo, hi) = spread(x);
+    let [m, sd, lo, hi] = [m, sd, lo, hi].map(|v| 100.0 * v);
+    let _ = writeln!(
+        s,
+        "- {name}: {m:.digits$} ± {sd:.digits$} % [{lo:.digits$}, {hi:.digits$}]"
+    );
+}
+
 #[cfg(test)]
 mod tests {
-    use super::spread;
+    use super::{spread, spread_line};
+
+    #[test]
+    fn a_spread_line_is_in_percent_with_the_given_decimals() {
+        let mut s = String::new();
+        spread_line(&mut s, "disk (b)", &[0.01, 0.03], 1);
+        assert_eq!(s, "- disk (b): 2.0 ± 1.4 % [1.0, 3.0]\n");
+    }
 
     #[test]
     fn spread_is_mean_sample_deviation_and_range() {
