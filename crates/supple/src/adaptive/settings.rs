@@ -130,6 +130,9 @@ pub struct AdaptiveSettings {
     /// exactly on the sphere is held or released on round-off, and a released node is pushed
     /// into the tool by the compressed body for a whole frame (up to 80 mm in 20 ms on the
     /// poke) before the next frame pulls it out again (EXPERIMENTS.md, issue 15, fourth round).
+    /// Known limit: a sphere that tunnelled into the body (a yank faster than its radius per
+    /// frame) holds the surface nodes wrapped over it the same way, and the body stays hooked
+    /// on the tool after it rises (EXPERIMENTS.md, issue 15, "The hard case").
     pub tool_persistent: bool,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
