@@ -151,32 +151,33 @@ impl Detector {
                     .any(|&v| moved[b][v as usize]);
             }
         }
-        for ((prim, bx), &active) in self
-            .prims
-            .iter()
-            .zip(self.boxes.iter_mut())
-            .zip(&self.active)
-        {
-            if pruned.is_some() && !active {
-                continue; // the box of the last pass (`Paths::prune`)
-            }
-            let b = prim.body as usize;
-            let verts = prim_vertices(&surfaces[b], prim);
-            let mut bb = Aabb::empty();
-            for &v in verts {
-                let v = v as usize;
-                let (a, c) = (x0[b][v], bodies[b].x[v]);
-                bb.grow(&a);
-                bb.grow(&c);
-                if hermite {
-                    // Bernstein control points of the cubic Hermite path (§6.4).
-                    bb.grow(&(a + v0[b][v] * (dt / 3.0)));
-                    bb.grow(&(c - bodies[b].v[v] * (dt / 3.0)));
+        // The swept boxes, in parallel (each box is its own primitive's: the same bits on any
+        // number of threads).
+        let active = &self.active;
+        (self.prims.par_iter())
+            .zip(self.boxes.par_iter_mut())
+            .enumerate()
+            .for_each(|(k, (prim, bx))| {
+                if pruned.is_some() && !active[k] {
+                    return; // the box of the last pass (`Paths::prune`)
                 }
-            }
-            bb.inflate(0.5 * thickness);
-            *bx = bb;
-        }
+                let b = prim.body as usize;
+                let verts = prim_vertices(&surfaces[b], prim);
+                let mut bb = Aabb::empty();
+                for &v in verts {
+                    let v = v as usize;
+                    let (a, c) = (x0[b][v], bodies[b].x[v]);
+                    bb.grow(&a);
+                    bb.grow(&c);
+                    if hermite {
+                        // Bernstein control points of the cubic Hermite path (§6.4).
+                        bb.grow(&(a + v0[b][v] * (dt / 3.0)));
+                        bb.grow(&(c - bodies[b].v[v] * (dt / 3.0)));
+                    }
+                }
+                bb.inflate(0.5 * thickness);
+                *bx = bb;
+            });
         if pruned.is_some() {
             self.broad.update_active(&self.boxes, &self.active);
         } else {
