@@ -26,10 +26,10 @@ use std::cmp::Ordering;
 const LEAF: usize = 4;
 
 /// Node pairs the descent expands breadth first before it splits into parallel runs, and the
-/// number of runs ([`Bvh::descend`]): a few runs per thread of a small machine, so that
+/// number of runs ([`Bvh::descend`]): many runs per thread of a small machine, so that
 /// work stealing evens out runs of unequal cost.
-const SEEDS: usize = 64;
-const TASKS: usize = 16;
+const SEEDS: usize = 512;
+const TASKS: usize = 32;
 
 /// One parallel run of the descent: its stack, the pairs it found and the node pairs it
 /// visited (kept between calls, so a warm descent allocates nothing).
@@ -327,7 +327,9 @@ impl Bvh {
     /// pairs tested only where a box is active).
     /// The simultaneous descent from the root pair (module notes); returns the node pairs
     /// visited. The first node pairs are expanded breadth first until [`SEEDS`] are pending
-    /// (or none are), then the pending pairs are split into [`TASKS`] contiguous runs that
+    /// (or none are), then the pending pairs are dealt out to [`TASKS`] runs (pair `k` to run
+    /// `k mod TASKS`: neighbouring pairs of the breadth-first order cover neighbouring space,
+    /// and a contact is local, so contiguous runs left most of the work to one run) that
     /// descend depth first in parallel, each into its own pair list, appended in run order.
     /// Every node pair is still visited exactly once, so the pairs found and the work are
     /// those of one sequential descent; the split does not depend on the thread count, and
@@ -353,11 +355,10 @@ impl Bvh {
         }
         let this = &*self;
         tasks.par_iter_mut().enumerate().for_each(|(k, task)| {
-            let run = &seeds[k * seeds.len() / TASKS..(k + 1) * seeds.len() / TASKS];
             task.out.clear();
             task.visits = 0;
             task.stack.clear();
-            task.stack.extend(run.iter().rev());
+            task.stack.extend(seeds.iter().skip(k).step_by(TASKS).rev());
             while let Some((a, b)) = task.stack.pop() {
                 task.visits += 1;
                 this.visit(a, b, groups, active_only, &mut task.stack, &mut task.out);
