@@ -324,12 +324,12 @@ impl Bvh {
 
     /// The descent of [`query`](Self::query) and, with `active_only`, of
     /// [`query_active`](Self::query_active) (node pairs without an active box pruned, leaf
-    /// pairs tested only where a box is active).
-    /// The simultaneous descent from the root pair (module notes); returns the node pairs
-    /// visited. The first node pairs are expanded breadth first until [`SEEDS`] are pending
-    /// (or none are), then the pending pairs are dealt out to [`TASKS`] runs (pair `k` to run
-    /// `k mod TASKS`: neighbouring pairs of the breadth-first order cover neighbouring space,
-    /// and a contact is local, so contiguous runs left most of the work to one run) that
+    /// pairs tested only where a box is active); returns the node pairs visited.
+    ///
+    /// The first node pairs are expanded breadth first until [`SEEDS`] are pending (or none
+    /// are), then the pending pairs are dealt out to [`TASKS`] runs (pair `k` to run
+    /// `k mod TASKS`: neighbouring pairs of the breadth-first order cover neighbouring space
+    /// and a contact is local, so dealing them in turn spreads its work over the runs) that
     /// descend depth first in parallel, each into its own pair list, appended in run order.
     /// Every node pair is still visited exactly once, so the pairs found and the work are
     /// those of one sequential descent; the split does not depend on the thread count, and
