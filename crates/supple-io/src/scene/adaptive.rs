@@ -19,7 +19,7 @@ use std::path::Path;
 use supple::adaptive::generate::grid_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Coupling, Criterion,
-    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath,
+    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath, ToolSide,
 };
 use supple::body::BodyDesc;
 use supple::fem::material::ModelKind;
@@ -78,6 +78,10 @@ pub(super) struct AdaptiveSection {
     /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`).
     #[serde(default = "default_true")]
     tool_persistent: bool,
+    /// Which tool holds need the tool outside the body at the node
+    /// (`AdaptiveSettings::tool_side`).
+    #[serde(default)]
+    tool_side: ToolSideName,
     #[serde(default)]
     start_level: usize,
     budget: Option<BudgetSection>,
@@ -136,6 +140,15 @@ enum ToolOrderName {
     Distance,
     #[default]
     Graded,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum ToolSideName {
+    Any,
+    Persistent,
+    #[default]
+    Outside,
 }
 
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
@@ -494,6 +507,11 @@ pub(super) fn finish(
         },
         share_overlap: a.share_overlap,
         tool_persistent: a.tool_persistent,
+        tool_side: match a.tool_side {
+            ToolSideName::Any => ToolSide::Any,
+            ToolSideName::Persistent => ToolSide::Persistent,
+            ToolSideName::Outside => ToolSide::Outside,
+        },
         start_level: a.start_level,
         budget,
         gravity,

@@ -66,6 +66,25 @@ pub enum ToolOrder {
     Graded,
 }
 
+/// Which tool holds must be made from outside the body ([`AdaptiveSettings::tool_side`]): a
+/// node of level `n` is on the tool's outer side when `n_i · (c − x_i) > 0`, `n_i` the
+/// area-weighted outward normal of the level's boundary faces around it in the deformed state
+/// and `c` the sphere's centre.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolSide {
+    /// Every node inside the sphere is held, wherever the centre is (§5 as read; with
+    /// [`AdaptiveSettings::tool_persistent`] the rule before the side test).
+    Any,
+    /// Only a node held in the last frame ([`AdaptiveSettings::tool_persistent`]) must have
+    /// the centre on its outer side to stay held; fresh holds as [`ToolSide::Any`].
+    Persistent,
+    /// Every hold, fresh or persistent, needs the centre on the node's outer side: a sphere
+    /// that tunnelled into the body neither keeps the nodes wrapped over it nor pushes out
+    /// the nodes it reaches from inside.
+    #[default]
+    Outside,
+}
+
 /// How the frame's cost is limited (Debunne §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Budget {
@@ -134,6 +153,8 @@ pub struct AdaptiveSettings {
     /// frame) holds the surface nodes wrapped over it the same way, and the body stays hooked
     /// on the tool after it rises (EXPERIMENTS.md, issue 15, "The hard case").
     pub tool_persistent: bool,
+    /// Which holds need the tool on the body's outer side at the node (see [`ToolSide`]).
+    pub tool_side: ToolSide,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
     /// counts fully, so where levels overlap at an interface both count and the overlap is
@@ -161,6 +182,7 @@ impl Default for AdaptiveSettings {
             tool_order: ToolOrder::Graded,
             share_overlap: true,
             tool_persistent: true,
+            tool_side: ToolSide::Outside,
             start_level: 0,
             budget: Budget::None,
             gravity: Vector3::zeros(),

@@ -6,7 +6,7 @@
 //! is not swept between frames, so a tool that moves deeper than its radius past the surface
 //! within one frame ends wholly inside the body, touches no surface point and stops pushing.
 
-use super::settings::ToolOrder;
+use super::settings::{ToolOrder, ToolSide};
 use super::state::{AdaptiveBody, NodeState};
 use nalgebra::Vector3;
 
@@ -59,13 +59,18 @@ impl AdaptiveBody {
     /// velocity, not integrated): the tool is a position input read at frame rate. With
     /// [`super::AdaptiveSettings::tool_persistent`] a node held in the last frame that is still
     /// on the sphere and pushed on it then is held again (Signorini: contact while compressive).
+    /// With [`super::AdaptiveSettings::tool_side`] a hold (every hold, or only the persistent
+    /// ones) needs the centre on the body's outer side at the node, `n · (c − x) > 0`
+    /// ([`Self::outward_normal`]): the contact of a tool outside the body.
     /// Returns the held nodes as `(level, node)`.
     pub(super) fn apply_tool(&mut self, tool: &SphereTool) -> Vec<(usize, u32)> {
         let mut held = Vec::new();
-        for (n, st) in self.levels.iter_mut().enumerate() {
-            let level = &self.hierarchy.levels[n];
-            for &i in &st.active {
-                let i = i as usize;
+        let side = self.settings.tool_side;
+        for n in 0..self.levels.len() {
+            for k in 0..self.levels[n].active.len() {
+                let st = &self.levels[n];
+                let level = &self.hierarchy.levels[n];
+                let i = st.active[k] as usize;
                 if !level.surface[i] || level.fixed[i] || st.status[i] != NodeState::Active {
                     continue;
                 }
@@ -73,23 +78,64 @@ impl AdaptiveBody {
                 let r = x - tool.center;
                 let dist = r.norm();
                 let on_sphere = st.pressing[i] && dist <= tool.radius * (1.0 + PERSIST_TOL);
-                if dist < tool.radius || on_sphere {
-                    let dir = if dist > 1e-12 * tool.radius {
-                        r / dist
-                    } else {
-                        Vector3::z()
-                    };
-                    st.d[i] += tool.center + tool.radius * dir - x;
-                    st.v[i] = Vector3::zeros();
-                    st.held[i] = true;
-                    held.push((n, i as u32));
+                if !(dist < tool.radius || on_sphere) {
+                    continue;
                 }
+                let gated = match side {
+                    ToolSide::Any => false,
+                    ToolSide::Persistent => st.pressing[i],
+                    ToolSide::Outside => true,
+                };
+                if gated && self.outward_normal(n, i).dot(&(tool.center - x)) <= 0.0 {
+                    continue;
+                }
+                let dir = if dist > 1e-12 * tool.radius {
+                    r / dist
+                } else {
+                    Vector3::z()
+                };
+                let st = &mut self.levels[n];
+                st.d[i] += tool.center + tool.radius * dir - x;
+                st.v[i] = Vector3::zeros();
+                st.held[i] = true;
+                held.push((n, i as u32));
             }
         }
         for st in &mut self.levels {
             st.pressing.fill(false);
         }
         held
+    }
+
+    /// The outward normal (area-weighted, not normalised) of level `n`'s boundary faces
+    /// around its active node `i`, in the deformed state between frames. A face around an
+    /// active node belongs to an active tet, so its other nodes are active or ghosts; a
+    /// ghost's stored value may date from before the last split/merge (the steps refresh it,
+    /// `refresh_hidden` skips it), so it is read from its expansion ([`Self::ghost_at`]), the
+    /// value the coupling gives it now.
+    pub(super) fn outward_normal(&self, n: usize, i: usize) -> Vector3<f64> {
+        let level = &self.hierarchy.levels[n];
+        let st = &self.levels[n];
+        let x = |j: u32| {
+            let j = j as usize;
+            let d = if st.status[j] == NodeState::Active || level.fixed[j] {
+                st.d[j]
+            } else {
+                match st.ghosts.binary_search_by_key(&(j as u32), |g| g.0) {
+                    Ok(k) => self.ghost_at(n, k, st.t).0,
+                    Err(_) => st.d[j],
+                }
+            };
+            level.mesh.positions[j] + d
+        };
+        level
+            .faces_of(i)
+            .iter()
+            .map(|f| {
+                let [a, b, c] = f.map(x);
+                (b - a).cross(&(c - a))
+            })
+            .sum()
     }
 
     /// Tool-driven refinement ([`super::AdaptiveSettings::tool_refine`], beyond the paper):
