@@ -19,7 +19,7 @@ use std::path::Path;
 use supple::adaptive::generate::grid_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Coupling, Criterion,
-    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath, ToolSide,
+    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath, ToolSide, ToolTiming,
 };
 use supple::body::BodyDesc;
 use supple::fem::material::ModelKind;
@@ -82,6 +82,9 @@ pub(super) struct AdaptiveSection {
     /// (`AdaptiveSettings::tool_side`).
     #[serde(default)]
     tool_side: ToolSideName,
+    /// When the tool's contact is evaluated (`AdaptiveSettings::tool_timing`).
+    #[serde(default)]
+    tool_timing: ToolTimingName,
     #[serde(default)]
     start_level: usize,
     budget: Option<BudgetSection>,
@@ -149,6 +152,14 @@ enum ToolSideName {
     Persistent,
     #[default]
     Outside,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum ToolTimingName {
+    #[default]
+    Frame,
+    Step,
 }
 
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
@@ -511,6 +522,10 @@ pub(super) fn finish(
             ToolSideName::Any => ToolSide::Any,
             ToolSideName::Persistent => ToolSide::Persistent,
             ToolSideName::Outside => ToolSide::Outside,
+        },
+        tool_timing: match a.tool_timing {
+            ToolTimingName::Frame => ToolTiming::Frame,
+            ToolTimingName::Step => ToolTiming::Step,
         },
         start_level: a.start_level,
         budget,

@@ -133,3 +133,62 @@ fn a_tunnelled_tool_lets_go_of_the_body_after_the_lift() {
         );
     }
 }
+
+/// The poke on one level (8 cells, no adaptation) with the tool's contact evaluated per frame
+/// or per step: per frame up to the end of the withdrawal (t = 1.5 s), the deepest a surface
+/// node ends the frame inside the sphere where the tool is at the frame's end (m), the nodes
+/// in contact and the tool force's z (N).
+fn poke_by(timing: ToolTiming) -> Vec<(f64, usize, f64)> {
+    let settings = AdaptiveSettings {
+        adapt: false,
+        start_level: 1,
+        tool_timing: timing,
+        ..AdaptiveSettings::default()
+    };
+    let mut body = AdaptiveBody::new(hierarchy(&[4, 8], true, true), settings).unwrap();
+    (0..75)
+        .map(|f| {
+            let tool = poke_tool(f);
+            let stats = body.step_frame(Some(&tool)).unwrap();
+            let level = &body.hierarchy.levels[1];
+            let mut deepest = 0.0_f64;
+            for &i in &body.levels[1].active {
+                let i = i as usize;
+                if level.surface[i] {
+                    let x = level.mesh.positions[i] + body.levels[1].d[i];
+                    deepest = deepest.max(tool.radius - (x - tool.center).norm());
+                }
+            }
+            (deepest, stats.tool_contacts, stats.tool_force.z)
+        })
+        .collect()
+}
+
+#[test]
+fn a_stepped_contact_follows_the_withdrawing_tool() {
+    // Per frame, the withdrawing tool releases the nodes it held and the compressed body
+    // springs into the sphere for a frame; per step it stays on the receding sphere.
+    let frame = poke_by(ToolTiming::Frame);
+    let step = poke_by(ToolTiming::Step);
+    let deepest = |r: &[(f64, usize, f64)]| r.iter().map(|x| x.0).fold(0.0_f64, f64::max);
+    let (frame_out, step_out) = (deepest(&frame[51..75]), deepest(&step[51..75]));
+    assert!(step_out < 1e-9, "per step, withdrawal: {step_out} m inside");
+    assert!(
+        frame_out > 1e-2,
+        "per frame, withdrawal: {frame_out} m inside"
+    );
+    assert!(
+        deepest(&step) < 1e-9,
+        "per step: {} m inside",
+        deepest(&step)
+    );
+    // While pressed and held it pushes the tool up, about as hard as the per-frame contact.
+    for f in 30..50 {
+        let (s, fr) = (step[f].2, frame[f].2);
+        assert!(step[f].1 > 0 && s > 0.0, "frame {f}: {:?}", step[f]);
+        assert!(
+            (s - fr).abs() < 0.25 * fr,
+            "frame {f}: per step {s} N, per frame {fr} N"
+        );
+    }
+}

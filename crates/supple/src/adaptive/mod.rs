@@ -42,7 +42,8 @@ pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
 pub use output::{ActiveMesh, RestPoints};
 pub use settings::{
-    AdaptiveSettings, Budget, Coupling, Criterion, ToolOrder, ToolSide, REACTIVE_FRACTION,
+    AdaptiveSettings, Budget, Coupling, Criterion, ToolOrder, ToolSide, ToolTiming,
+    REACTIVE_FRACTION,
 };
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};

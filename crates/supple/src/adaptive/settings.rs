@@ -85,6 +85,27 @@ pub enum ToolSide {
     Outside,
 }
 
+/// When the tool's contact is evaluated ([`AdaptiveSettings::tool_timing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolTiming {
+    /// Once per frame, before the steps (§5 as read): the nodes inside the sphere are put on
+    /// it and held, fixed, for the whole frame. A withdrawing tool releases them for a frame
+    /// in which the compressed body springs into the space the receding sphere will occupy.
+    #[default]
+    Frame,
+    /// At every level step: the sphere moves linearly over the frame from the last frame's
+    /// position to this frame's (an interactive tool is read once per frame, so it lags its
+    /// reading by one frame; without a last position it rests), and after each step of level
+    /// `n` the level's active surface nodes inside the sphere at the step's time are projected
+    /// onto it along the ray from the centre and lose their velocity towards it relative to the
+    /// tool (frictionless; the tool force is the momentum this removes, averaged over the
+    /// frame). Nothing is held: a node the body pulls away from the tool leaves it at the next
+    /// step (Signorini), one it pushes on stays on the receding sphere.
+    /// [`AdaptiveSettings::tool_persistent`] has no effect, and [`ToolSide::Persistent`] acts
+    /// as [`ToolSide::Outside`].
+    Step,
+}
+
 /// How the frame's cost is limited (Debunne §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Budget {
@@ -155,6 +176,8 @@ pub struct AdaptiveSettings {
     pub tool_persistent: bool,
     /// Which holds need the tool on the body's outer side at the node (see [`ToolSide`]).
     pub tool_side: ToolSide,
+    /// When the tool's contact is evaluated (see [`ToolTiming`]).
+    pub tool_timing: ToolTiming,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node
     /// counts fully, so where levels overlap at an interface both count and the overlap is
@@ -183,6 +206,7 @@ impl Default for AdaptiveSettings {
             share_overlap: true,
             tool_persistent: true,
             tool_side: ToolSide::Outside,
+            tool_timing: ToolTiming::Frame,
             start_level: 0,
             budget: Budget::None,
             gravity: Vector3::zeros(),

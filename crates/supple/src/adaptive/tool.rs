@@ -107,6 +107,60 @@ impl AdaptiveBody {
         held
     }
 
+    /// [`super::ToolTiming::Step`]: after a step of level `n`, its active free surface nodes inside
+    /// the sphere at the level's time (the centre moved linearly from `from` at the frame's
+    /// start to `to` at its end), and on the side [`super::AdaptiveSettings::tool_side`] asks
+    /// for, are projected onto the sphere along the ray from the centre and lose their normal
+    /// velocity towards it relative to the tool. The momentum removed, over the frame period,
+    /// is added to the node's reaction (the body's force on the tool); the first time in the
+    /// frame a node is touched it is added to `contacts` (`pressing` marks it meanwhile).
+    pub(super) fn project_on_tool(
+        &mut self,
+        n: usize,
+        from: &SphereTool,
+        to: &SphereTool,
+        contacts: &mut Vec<(usize, u32)>,
+    ) {
+        let dt_frame = self.hierarchy.dt_frame;
+        let s = (self.levels[n].t / dt_frame).clamp(0.0, 1.0);
+        let center = from.center + s * (to.center - from.center);
+        let radius = from.radius + s * (to.radius - from.radius);
+        let v_tool = (to.center - from.center) / dt_frame;
+        let gated = self.settings.tool_side != ToolSide::Any;
+        for k in 0..self.levels[n].active.len() {
+            let st = &self.levels[n];
+            let level = &self.hierarchy.levels[n];
+            let i = st.active[k] as usize;
+            if !level.surface[i] || level.fixed[i] {
+                continue;
+            }
+            let x = level.mesh.positions[i] + st.d[i];
+            let r = x - center;
+            let dist = r.norm();
+            if dist >= radius || (gated && self.outward_normal(n, i).dot(&(center - x)) <= 0.0) {
+                continue;
+            }
+            let dir = if dist > 1e-12 * radius {
+                r / dist
+            } else {
+                Vector3::z()
+            };
+            let mass = level.mass[i];
+            let st = &mut self.levels[n];
+            st.d[i] += center + radius * dir - x;
+            let approach = (st.v[i] - v_tool).dot(&dir);
+            if !st.pressing[i] {
+                st.pressing[i] = true;
+                st.reaction[i] = Vector3::zeros();
+                contacts.push((n, i as u32));
+            }
+            if approach < 0.0 {
+                st.v[i] -= approach * dir;
+                st.reaction[i] += (mass * approach / dt_frame) * dir;
+            }
+        }
+    }
+
     /// The outward normal (area-weighted, not normalised) of level `n`'s boundary faces
     /// around its active node `i`, in the deformed state between frames. A face around an
     /// active node belongs to an active tet, so its other nodes are active or ghosts; a
