@@ -170,13 +170,24 @@ pub struct AdaptiveSettings {
     /// exactly on the sphere is held or released on round-off, and a released node is pushed
     /// into the tool by the compressed body for a whole frame (up to 80 mm in 20 ms on the
     /// poke) before the next frame pulls it out again (EXPERIMENTS.md, issue 15, fourth round).
-    /// Known limit: a sphere that tunnelled into the body (a yank faster than its radius per
-    /// frame) holds the surface nodes wrapped over it the same way, and the body stays hooked
-    /// on the tool after it rises (EXPERIMENTS.md, issue 15, "The hard case").
+    /// A sphere that tunnelled into the body (a yank faster than its radius per frame) would
+    /// hold the surface nodes wrapped over it the same way, and the body would stay hooked on
+    /// the tool after it rises (EXPERIMENTS.md, issue 15, "The hard case": ~6.5 kN and
+    /// 1.5e3 J for good): with [`Self::tool_side`] (default [`ToolSide::Outside`]) a hold
+    /// needs the tool's centre on the body's outer side at the node, which those nodes are
+    /// not, and they are released ("The tunnelled tool lets go").
     pub tool_persistent: bool,
-    /// Which holds need the tool on the body's outer side at the node (see [`ToolSide`]).
+    /// Which holds need the tool on the body's outer side at the node (see [`ToolSide`];
+    /// not in the paper). Default [`ToolSide::Outside`]: on the yank it frees the body (and,
+    /// unlike [`ToolSide::Persistent`], the sphere inside the body pushes nothing out through
+    /// the surface), and on the poke's normal press the runs are the same as without it, bit
+    /// for bit, the finest-only runs included (EXPERIMENTS.md, issue 15, "The tunnelled tool
+    /// lets go").
     pub tool_side: ToolSide,
-    /// When the tool's contact is evaluated (see [`ToolTiming`]).
+    /// When the tool's contact is evaluated (see [`ToolTiming`]). Default
+    /// [`ToolTiming::Frame`], the paper's rule; [`ToolTiming::Step`] removes the frame in
+    /// which the body springs into a withdrawing tool (EXPERIMENTS.md, issue 15, "The
+    /// tunnelled tool lets go", for the measurement that decided the default).
     pub tool_timing: ToolTiming,
     /// Variational coupling: weight each tet's elastic energy (and forces) by its share of
     /// active nodes, `#active / 4` (not in the paper). Off, every tet with an active node

@@ -4,7 +4,12 @@
 //!
 //! The sphere is read once per frame and only pushes surface points out, as in the paper: it
 //! is not swept between frames, so a tool that moves deeper than its radius past the surface
-//! within one frame ends wholly inside the body, touches no surface point and stops pushing.
+//! within one frame ends inside the body. A hold needs the tool's centre on the body's outer
+//! side at the node ([`super::AdaptiveSettings::tool_side`]), so such a tool does not hold the
+//! surface wrapped over it, nor push out the surface it reaches from inside, until its centre
+//! is back outside. With [`super::ToolTiming::Step`] the contact is evaluated at every level
+//! step with the tool moved over the frame (still not swept for tunnelling: the step is short,
+//! but the same side test applies).
 
 use super::settings::{ToolOrder, ToolSide};
 use super::state::{AdaptiveBody, NodeState};
