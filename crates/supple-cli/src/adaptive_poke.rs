@@ -96,7 +96,7 @@ pub struct AdaptivePokeArgs {
     /// When the tool's contact is evaluated (`AdaptiveSettings::tool_timing`; also used by the
     /// finest-only run): `frame` (once per frame, §5) or `step` (at every level step, the tool
     /// moved over the frame).
-    #[arg(long, default_value = "frame")]
+    #[arg(long, default_value = "step")]
     pub tool_timing: String,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]

@@ -86,7 +86,7 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
     let s = parse_scene_from_memory(&off, "poke.toml", &BTreeMap::new()).unwrap();
     assert!(!s.build_adaptive().unwrap().settings.tool_persistent);
     assert_eq!(body.settings.tool_side, ToolSide::Outside);
-    assert_eq!(body.settings.tool_timing, ToolTiming::Frame);
+    assert_eq!(body.settings.tool_timing, ToolTiming::Step);
     for (key, side) in [
         ("outside", ToolSide::Outside),
         ("persistent", ToolSide::Persistent),
@@ -96,11 +96,11 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
         let s = parse_scene_from_memory(&text, "poke.toml", &BTreeMap::new()).unwrap();
         assert_eq!(s.build_adaptive().unwrap().settings.tool_side, side);
     }
-    let step = BASE.replace("levels = 2", "levels = 2\ntool_timing = \"step\"");
+    let step = BASE.replace("levels = 2", "levels = 2\ntool_timing = \"frame\"");
     let s = parse_scene_from_memory(&step, "poke.toml", &BTreeMap::new()).unwrap();
     assert_eq!(
         s.build_adaptive().unwrap().settings.tool_timing,
-        ToolTiming::Step
+        ToolTiming::Frame
     );
     let near = BASE.replace("levels = 2", "levels = 2\ntool_reach = 0.5");
     let s = parse_scene_from_memory(&near, "poke.toml", &BTreeMap::new()).unwrap();

@@ -157,8 +157,8 @@ enum ToolSideName {
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 enum ToolTimingName {
-    #[default]
     Frame,
+    #[default]
     Step,
 }
 

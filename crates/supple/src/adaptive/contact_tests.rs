@@ -11,6 +11,7 @@ fn hold(persistent: bool) -> (f64, Vec<usize>) {
         adapt: false,
         start_level: 1,
         tool_persistent: persistent,
+        tool_timing: ToolTiming::Frame,
         ..AdaptiveSettings::default()
     };
     let mut body = AdaptiveBody::new(hierarchy(&[4, 8], true, true), settings).unwrap();
@@ -75,11 +76,12 @@ fn yank() -> ToolPath {
 /// the tool holds, the force on it (N) and the energy (J). The 2/4/8- and 4/8/16-cell
 /// adaptive runs and the 8-cell level do not keep the hook with the rule before either (the
 /// nodes wrapped over the sphere slip off); at 12 cells 3 nodes stay held, as in the scene.
-fn yank_run(side: ToolSide, frames: usize) -> Vec<(usize, f64, f64)> {
+fn yank_run(side: ToolSide, timing: ToolTiming, frames: usize) -> Vec<(usize, f64, f64)> {
     let settings = AdaptiveSettings {
         split_threshold: 0.15,
         merge_threshold: 0.04,
         tool_side: side,
+        tool_timing: timing,
         adapt: false,
         start_level: 1,
         ..AdaptiveSettings::default()
@@ -103,8 +105,8 @@ fn yank_run(side: ToolSide, frames: usize) -> Vec<(usize, f64, f64)> {
 fn a_tunnelled_tool_lets_go_of_the_body_after_the_lift() {
     // From frame 50 (t = 1 s) the sphere rests 0.15 m above the top face. The rule before the
     // side test keeps the nodes wrapped over the tunnelled sphere held: the body hangs on the
-    // tool with ~9 kN and keeps ~2e3 J.
-    let hooked = yank_run(ToolSide::Any, 80);
+    // tool with ~9 kN and keeps ~2e3 J (per frame; per step nothing persists).
+    let hooked = yank_run(ToolSide::Any, ToolTiming::Frame, 80);
     for (f, &(contacts, force, _)) in hooked.iter().enumerate().skip(50) {
         assert!(
             contacts > 0 && force > 5e3,
@@ -114,8 +116,12 @@ fn a_tunnelled_tool_lets_go_of_the_body_after_the_lift() {
     assert!(hooked[79].2 > 1e3, "hooked: {} J", hooked[79].2);
     // With the tool's centre required on the body's outer side the tool lets go, and the
     // body's energy decays.
-    for side in [ToolSide::Outside, ToolSide::Persistent] {
-        let run = yank_run(side, 80);
+    for (side, timing) in [
+        (ToolSide::Outside, ToolTiming::Frame),
+        (ToolSide::Persistent, ToolTiming::Frame),
+        (ToolSide::Outside, ToolTiming::Step),
+    ] {
+        let run = yank_run(side, timing, 80);
         for (f, &(contacts, force, _)) in run.iter().enumerate().skip(50) {
             assert!(
                 contacts == 0 && force == 0.0,
@@ -124,7 +130,7 @@ fn a_tunnelled_tool_lets_go_of_the_body_after_the_lift() {
         }
         let e: Vec<f64> = run.iter().map(|r| r.2).collect();
         assert!(
-            e[79] < 0.6 * e[50] && e[79] < 0.05 * hooked[79].2,
+            e[79] < 0.6 * e[50] && e[79] < 0.1 * hooked[79].2,
             "{side:?}: {e:?}"
         );
         assert!(
