@@ -167,7 +167,9 @@ impl AdaptiveBody {
     }
 
     /// The outward normal (area-weighted, not normalised) of level `n`'s boundary faces
-    /// around its active node `i`, in the deformed state between frames. A face around an
+    /// around its active node `i`, in the deformed state at the level's time (between frames
+    /// for [`Self::apply_tool`], after the level's step for [`Self::project_on_tool`]; a ghost
+    /// is read at the level's time too). A face around an
     /// active node belongs to an active tet, so its other nodes are active or ghosts; a
     /// ghost's stored value may date from before the last split/merge (the steps refresh it,
     /// `refresh_hidden` skips it), so it is read from its expansion ([`Self::ghost_at`]), the
