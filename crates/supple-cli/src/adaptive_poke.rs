@@ -42,7 +42,7 @@ use std::path::PathBuf;
 use supple::adaptive::generate::box_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Budget, Coupling, Criterion, DebunneParams,
-    Hierarchy, NodeState, SphereTool, ToolOrder,
+    Hierarchy, NodeState, SphereTool, ToolOrder, ToolSide, ToolTiming,
 };
 
 #[derive(Args)]
@@ -88,6 +88,16 @@ pub struct AdaptivePokeArgs {
     /// the finest-only run).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub tool_persistent: bool,
+    /// Which tool holds need the tool outside the body at the node
+    /// (`AdaptiveSettings::tool_side`; also used by the finest-only run): `outside` (every
+    /// hold), `persistent` (the persistent ones) or `any` (none: the rule before).
+    #[arg(long, default_value = "outside")]
+    pub tool_side: String,
+    /// When the tool's contact is evaluated (`AdaptiveSettings::tool_timing`; also used by the
+    /// finest-only run): `frame` (once per frame, §5) or `step` (at every level step, the tool
+    /// moved over the frame).
+    #[arg(long, default_value = "step")]
+    pub tool_timing: String,
     /// Weight each tet by its share of active nodes (`AdaptiveSettings::share_overlap`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub share_overlap: bool,
@@ -346,8 +356,21 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
         "graded" => ToolOrder::Graded,
         other => anyhow::bail!("tool_order = {other}: expected criterion, distance or graded"),
     };
+    let tool_side = match args.tool_side.as_str() {
+        "any" => ToolSide::Any,
+        "persistent" => ToolSide::Persistent,
+        "outside" => ToolSide::Outside,
+        other => anyhow::bail!("tool_side = {other}: expected outside, persistent or any"),
+    };
+    let tool_timing = match args.tool_timing.as_str() {
+        "frame" => ToolTiming::Frame,
+        "step" => ToolTiming::Step,
+        other => anyhow::bail!("tool_timing = {other}: expected frame or step"),
+    };
     let adaptive = AdaptiveSettings {
         coupling,
+        tool_side,
+        tool_timing,
         tool_order,
         criterion,
         split_threshold: args.split,
@@ -387,8 +410,21 @@ pub fn adaptive_poke(args: AdaptivePokeArgs) -> Result<()> {
 /// included (each seed has its own meshes, so its own finest-only run).
 fn finest_key(args: &AdaptivePokeArgs, seed: u64) -> String {
     format!(
-        "cells {:?} phi {} psi {} seconds {} seed {seed} tool_persistent {}",
-        args.cells, args.phi, args.psi, args.seconds, args.tool_persistent
+        "cells {:?} phi {} psi {} seconds {} seed {seed} tool_persistent {}{}{}",
+        args.cells,
+        args.phi,
+        args.psi,
+        args.seconds,
+        args.tool_persistent,
+        // The rule before the side test keeps the key (and the caches) it had.
+        match args.tool_side.as_str() {
+            "any" => String::new(),
+            side => format!(" tool_side {side}"),
+        },
+        match args.tool_timing.as_str() {
+            "frame" => String::new(),
+            timing => format!(" tool_timing {timing}"),
+        }
     )
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use supple::adaptive::{Coupling, ToolOrder};
+use supple::adaptive::{Coupling, ToolOrder, ToolSide, ToolTiming};
 use supple_io::{load_scene, parse_scene_from_memory};
 
 const BASE: &str = r#"dt = 0.02
@@ -85,6 +85,23 @@ fn adaptive_mistakes_name_the_file_key_and_reason() {
     let off = BASE.replace("levels = 2", "levels = 2\ntool_persistent = false");
     let s = parse_scene_from_memory(&off, "poke.toml", &BTreeMap::new()).unwrap();
     assert!(!s.build_adaptive().unwrap().settings.tool_persistent);
+    assert_eq!(body.settings.tool_side, ToolSide::Outside);
+    assert_eq!(body.settings.tool_timing, ToolTiming::Step);
+    for (key, side) in [
+        ("outside", ToolSide::Outside),
+        ("persistent", ToolSide::Persistent),
+        ("any", ToolSide::Any),
+    ] {
+        let text = BASE.replace("levels = 2", &format!("levels = 2\ntool_side = \"{key}\""));
+        let s = parse_scene_from_memory(&text, "poke.toml", &BTreeMap::new()).unwrap();
+        assert_eq!(s.build_adaptive().unwrap().settings.tool_side, side);
+    }
+    let step = BASE.replace("levels = 2", "levels = 2\ntool_timing = \"frame\"");
+    let s = parse_scene_from_memory(&step, "poke.toml", &BTreeMap::new()).unwrap();
+    assert_eq!(
+        s.build_adaptive().unwrap().settings.tool_timing,
+        ToolTiming::Frame
+    );
     let near = BASE.replace("levels = 2", "levels = 2\ntool_reach = 0.5");
     let s = parse_scene_from_memory(&near, "poke.toml", &BTreeMap::new()).unwrap();
     let e = s.build_adaptive().unwrap_err().to_string();

@@ -19,7 +19,7 @@ use std::path::Path;
 use supple::adaptive::generate::grid_levels;
 use supple::adaptive::{
     debunne_levels, AdaptiveBody, AdaptiveSettings, Boundary, Budget, Coupling, Criterion,
-    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath,
+    DebunneParams, Hierarchy, LameReading, ToolOrder, ToolPath, ToolSide, ToolTiming,
 };
 use supple::body::BodyDesc;
 use supple::fem::material::ModelKind;
@@ -78,6 +78,13 @@ pub(super) struct AdaptiveSection {
     /// Tool contact kept while it presses (`AdaptiveSettings::tool_persistent`).
     #[serde(default = "default_true")]
     tool_persistent: bool,
+    /// Which tool holds need the tool outside the body at the node
+    /// (`AdaptiveSettings::tool_side`).
+    #[serde(default)]
+    tool_side: ToolSideName,
+    /// When the tool's contact is evaluated (`AdaptiveSettings::tool_timing`).
+    #[serde(default)]
+    tool_timing: ToolTimingName,
     #[serde(default)]
     start_level: usize,
     budget: Option<BudgetSection>,
@@ -136,6 +143,23 @@ enum ToolOrderName {
     Distance,
     #[default]
     Graded,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum ToolSideName {
+    Any,
+    Persistent,
+    #[default]
+    Outside,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum ToolTimingName {
+    Frame,
+    #[default]
+    Step,
 }
 
 #[derive(Debug, Deserialize, Default, Clone, Copy)]
@@ -494,6 +518,15 @@ pub(super) fn finish(
         },
         share_overlap: a.share_overlap,
         tool_persistent: a.tool_persistent,
+        tool_side: match a.tool_side {
+            ToolSideName::Any => ToolSide::Any,
+            ToolSideName::Persistent => ToolSide::Persistent,
+            ToolSideName::Outside => ToolSide::Outside,
+        },
+        tool_timing: match a.tool_timing {
+            ToolTimingName::Frame => ToolTiming::Frame,
+            ToolTimingName::Step => ToolTiming::Step,
+        },
         start_level: a.start_level,
         budget,
         gravity,

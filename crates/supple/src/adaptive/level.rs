@@ -28,6 +28,12 @@ pub struct Level {
     pub node_tets: Vec<u32>,
     /// Boundary faces: nodes, owning tet and outward area vector `A n`.
     pub faces: Vec<([u32; 3], u32, Vector3<f64>)>,
+    /// The boundary faces around each surface node as CSR, each face's nodes ordered so that
+    /// `(x_b − x_a) × (x_c − x_a)` is its outward area vector (×2) at rest: faces of node `i`
+    /// are `node_faces[node_face_ptr[i]..node_face_ptr[i + 1]]` (the tool's outward normal,
+    /// [`super::AdaptiveSettings::tool_side`]).
+    pub node_face_ptr: Vec<usize>,
+    pub node_faces: Vec<[u32; 3]>,
     /// `ĥ_i`: the mean distance from node `i` to its 1-ring neighbours (eq. 9).
     pub h_hat: Vec<f64>,
     /// Smallest tet altitude (the `h` of the Courant bound, see [`crate::time::CourantBound`]).
@@ -83,6 +89,7 @@ impl Level {
                 (f, t, an)
             })
             .collect();
+        let (node_face_ptr, node_faces) = node_faces(&mesh.positions, &faces);
         let h_hat = (0..n)
             .map(|i| {
                 let mut nbrs: Vec<u32> = node_tets[node_ptr[i]..node_ptr[i + 1]]
@@ -112,6 +119,8 @@ impl Level {
             node_ptr,
             node_tets,
             faces,
+            node_face_ptr,
+            node_faces,
             h_hat,
             min_altitude: 1.0 / g_max,
             volume: elems.volume,
@@ -131,9 +140,48 @@ impl Level {
         &self.node_tets[self.node_ptr[i]..self.node_ptr[i + 1]]
     }
 
+    /// The outward boundary faces around node `i` (empty off the surface), nodes ordered
+    /// outward (see [`Self::node_faces`]).
+    pub fn faces_of(&self, i: usize) -> &[[u32; 3]] {
+        &self.node_faces[self.node_face_ptr[i]..self.node_face_ptr[i + 1]]
+    }
+
     /// Rest positions of tet `e`'s nodes.
     #[inline]
     pub fn rest(&self, e: usize) -> [Vector3<f64>; 4] {
         self.mesh.tets[e].map(|i| self.mesh.positions[i as usize])
     }
+}
+
+/// Node → boundary faces as CSR, each face's nodes ordered outward (two swapped where the
+/// listed order's normal points into the body).
+fn node_faces(
+    positions: &[Vector3<f64>],
+    faces: &[([u32; 3], u32, Vector3<f64>)],
+) -> (Vec<usize>, Vec<[u32; 3]>) {
+    let n = positions.len();
+    let mut ptr = vec![0usize; n + 1];
+    for (f, _, _) in faces {
+        for &i in f {
+            ptr[i as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut fill = ptr.clone();
+    let mut out = vec![[0u32; 3]; ptr[n]];
+    for (f, _, an) in faces {
+        let [a, b, c] = f.map(|i| positions[i as usize]);
+        let f = if (b - a).cross(&(c - a)).dot(an) < 0.0 {
+            [f[0], f[2], f[1]]
+        } else {
+            *f
+        };
+        for &i in &f {
+            out[fill[i as usize]] = f;
+            fill[i as usize] += 1;
+        }
+    }
+    (ptr, out)
 }

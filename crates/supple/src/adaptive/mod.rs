@@ -41,7 +41,10 @@ pub use hierarchy::{Hierarchy, TetLink};
 pub use level::Level;
 pub use operator::{Boundary, DebunneError, DebunneOperator, DebunneParams, LameReading};
 pub use output::{ActiveMesh, RestPoints};
-pub use settings::{AdaptiveSettings, Budget, Coupling, Criterion, ToolOrder, REACTIVE_FRACTION};
+pub use settings::{
+    AdaptiveSettings, Budget, Coupling, Criterion, ToolOrder, ToolSide, ToolTiming,
+    REACTIVE_FRACTION,
+};
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};
 

@@ -10,7 +10,7 @@
 use super::coupling::Term;
 use super::fired::{Fired, KernelScratch};
 use super::hierarchy::Hierarchy;
-use super::settings::{AdaptiveSettings, Budget, Coupling, REACTIVE_FRACTION};
+use super::settings::{AdaptiveSettings, Budget, Coupling, ToolTiming, REACTIVE_FRACTION};
 use super::tool::SphereTool;
 use super::AdaptiveError;
 use crate::clock::Instant;
@@ -114,6 +114,8 @@ pub struct AdaptiveBody {
     pub(super) forbid_split: bool,
     /// The tool of the frame being stepped (tool refinement reads it at split/merge).
     pub(super) tool_now: Option<SphereTool>,
+    /// The tool of the last frame ([`ToolTiming::Step`] moves it from there to this frame's).
+    pub(super) tool_last: Option<SphereTool>,
     pub(super) merged_now: Vec<Vec<bool>>,
     /// Gathered values of the variational step's element forces (`fired.rs`).
     pub(super) kernel: KernelScratch,
@@ -166,6 +168,7 @@ impl AdaptiveBody {
             frame: 0,
             forbid_split: false,
             tool_now: None,
+            tool_last: None,
             merged_now,
             kernel: KernelScratch::default(),
         };
@@ -237,9 +240,14 @@ impl AdaptiveBody {
             active_per_level: self.levels.iter().map(|l| l.active.len()).collect(),
             ..FrameStats::default()
         };
-        let contacts = match tool {
-            Some(t) => self.apply_tool(t),
-            None => Vec::new(),
+        let by_step = self.settings.tool_timing == ToolTiming::Step;
+        // Per step: the tool swept from the last frame's position to this one's.
+        let sweep = tool
+            .filter(|_| by_step)
+            .map(|t| (self.tool_last.unwrap_or(*t), *t));
+        let mut contacts = match tool {
+            Some(t) if !by_step => self.apply_tool(t),
+            _ => Vec::new(),
         };
         for &(n, i) in &contacts {
             self.levels[n].reaction[i as usize] = Vector3::zeros();
@@ -256,9 +264,13 @@ impl AdaptiveBody {
                         Coupling::Paper => self.step_level(n),
                         Coupling::Variational => self.step_level_variational(n),
                     }
+                    if let Some((from, to)) = sweep {
+                        self.project_on_tool(n, &from, &to, &mut contacts);
+                    }
                 }
             }
         }
+        self.tool_last = tool.copied();
         if self.settings.coupling == Coupling::Variational {
             self.sync_ghosts();
         }
@@ -268,13 +280,16 @@ impl AdaptiveBody {
         for &(n, i) in &contacts {
             let i = i as usize;
             let reaction = match self.settings.coupling {
+                _ if by_step => self.levels[n].reaction[i],
                 Coupling::Paper => self.levels[n].f[i],
                 Coupling::Variational => self.levels[n].reaction[i],
             };
             stats.tool_force += reaction;
             let st = &mut self.levels[n];
             st.held[i] = false;
-            if let (Some(t), true) = (tool, self.settings.tool_persistent) {
+            if by_step {
+                st.pressing[i] = false;
+            } else if let (Some(t), true) = (tool, self.settings.tool_persistent) {
                 let x = self.hierarchy.levels[n].mesh.positions[i] + st.d[i];
                 st.pressing[i] = reaction.dot(&(t.center - x)) > 0.0;
             }
