@@ -27,6 +27,7 @@
 
 mod block;
 mod csr;
+mod finest;
 mod hierarchy;
 mod setup;
 mod smooth;
@@ -38,6 +39,7 @@ use super::cg::Precond;
 use super::multicolor::{gauss_seidel_sweep, VertexColoring};
 use super::pcg::BlockJacobi;
 use super::{BlockCsr, BlockPattern};
+use finest::FinestLower;
 use hierarchy::Hierarchy;
 use nalgebra::{Cholesky, DVector, Dyn, Vector3};
 use thiserror::Error;
@@ -70,6 +72,11 @@ pub struct AmgSettings {
     /// Store the coarse operators and the transfers as `f32` (`block`: the preconditioner
     /// may be inexact; CG's products and vectors stay `f64`).
     pub single_precision: bool,
+    /// Smooth the finest level on a compact `f32` copy of the matrix's strictly lower blocks,
+    /// made when the matrix changes (`finest`: both sweeps read that half only; the diagonal
+    /// inverses stay `f64`; CG's products use the matrix itself). Natural order only (not
+    /// with `multicolor_finest`).
+    pub single_precision_finest: bool,
 }
 
 impl Default for AmgSettings {
@@ -84,6 +91,7 @@ impl Default for AmgSettings {
             multicolor_finest: false,
             first_merge: Merge::None,
             single_precision: false,
+            single_precision_finest: false,
         }
     }
 }
@@ -142,6 +150,8 @@ pub struct Amg {
     hierarchy: Option<Built>,
     built_fixed: Vec<bool>,
     res0: Vec<Vector3<f64>>,
+    /// The finest matrix's lower blocks as `f32`, with `single_precision_finest`.
+    finest_lower: Option<FinestLower>,
     builds: usize,
     age: usize,
     baseline: Option<usize>,
@@ -181,6 +191,7 @@ impl Amg {
             hierarchy: None,
             built_fixed: Vec::new(),
             res0: vec![Vector3::zeros(); n],
+            finest_lower: None,
             builds: 0,
             age: 0,
             baseline: None,
@@ -201,6 +212,12 @@ impl Amg {
             || (every > 0 && self.age >= every);
         if matrix_changed || rebuild {
             self.jacobi.refresh(a, fixed);
+            if self.settings.single_precision_finest && !self.settings.multicolor_finest {
+                match &mut self.finest_lower {
+                    Some(f) if f.fits(a) => f.load(a),
+                    _ => self.finest_lower = Some(FinestLower::new(a)),
+                }
+            }
         }
         if rebuild {
             self.build(a, fixed);
@@ -334,7 +351,11 @@ impl Precond for Amg {
                 *ri = if f { Vector3::zeros() } else { bi - *ri };
             }
         } else {
-            smooth::block_forward_from_zero(a, fixed, d_inv, r, z, &mut self.res0);
+            let (p, res) = (&*a.pattern, &mut self.res0);
+            match &self.finest_lower {
+                Some(f) => f.forward_from_zero(fixed, d_inv, r, z, res),
+                None => smooth::block_forward_from_zero(p, &a.values, fixed, d_inv, r, z, res),
+            }
         }
         // The coarse levels' correction.
         match &mut h.stored {
@@ -346,7 +367,10 @@ impl Precond for Amg {
         if multicolor {
             gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
         } else {
-            smooth::block_backward(a, fixed, d_inv, r, z);
+            match &mut self.finest_lower {
+                Some(f) => f.backward(fixed, d_inv, r, z),
+                None => smooth::block_backward(&a.pattern, &a.values, fixed, d_inv, r, z),
+            }
         }
     }
 }

@@ -26,21 +26,63 @@
 
 use super::block::{Bsr, Real};
 use super::csr::Csr;
-use crate::linalg::BlockCsr;
+use crate::linalg::BlockPattern;
 use nalgebra::{Matrix3, Vector3};
 
+/// A stored 3×3 block of the finest matrix: `f64` (the matrix itself) or an `f32` copy
+/// (`finest`).
+pub trait Block3: Sync {
+    /// `M x`.
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64>;
+    /// `Mᵀ x`.
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64>;
+}
+
+impl Block3 for Matrix3<f64> {
+    #[inline(always)]
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self * x
+    }
+    #[inline(always)]
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        Matrix3::tr_mul(self, x)
+    }
+}
+
+/// Row-major.
+impl Block3 for [[f32; 3]; 3] {
+    #[inline(always)]
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        let m = self.map(|row| row.map(f64::from));
+        Vector3::new(
+            m[0][0] * x[0] + m[0][1] * x[1] + m[0][2] * x[2],
+            m[1][0] * x[0] + m[1][1] * x[1] + m[1][2] * x[2],
+            m[2][0] * x[0] + m[2][1] * x[1] + m[2][2] * x[2],
+        )
+    }
+    #[inline(always)]
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        let m = self.map(|row| row.map(f64::from));
+        Vector3::new(
+            m[0][0] * x[0] + m[1][0] * x[1] + m[2][0] * x[2],
+            m[0][1] * x[0] + m[1][1] * x[1] + m[2][1] * x[2],
+            m[0][2] * x[0] + m[1][2] * x[1] + m[2][2] * x[2],
+        )
+    }
+}
+
 /// Forward block Gauss–Seidel from `x = 0` on `A x = b` over the free vertices, and the
-/// residual `res = b − A x` (zero on fixed vertices). `d_inv` holds `D_i⁻¹` (zero on fixed
-/// vertices).
-pub fn block_forward_from_zero(
-    a: &BlockCsr,
+/// residual `res = b − A x` (zero on fixed vertices). `values` are `A`'s blocks on `p`;
+/// `d_inv` holds `D_i⁻¹` (zero on fixed vertices).
+pub fn block_forward_from_zero<M: Block3>(
+    p: &BlockPattern,
+    values: &[M],
     fixed: &[bool],
     d_inv: &[Matrix3<f64>],
     b: &[Vector3<f64>],
     x: &mut [Vector3<f64>],
     res: &mut [Vector3<f64>],
 ) {
-    let p = &*a.pattern;
     for i in 0..p.n_rows() {
         // Rows after `i` scatter into `res[i]` later; its own part is zero (`x_i` solves
         // row `i` against the rows before it).
@@ -51,12 +93,12 @@ pub fn block_forward_from_zero(
         }
         let (s, d) = (p.row_ptr[i] as usize, p.diag[i] as usize);
         let mut acc = b[i];
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
+            acc -= m.mul(&x[j as usize]);
         }
         let xi = d_inv[i] * acc;
         x[i] = xi;
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
             res[j as usize] -= m.tr_mul(&xi);
         }
     }
@@ -67,15 +109,16 @@ pub fn block_forward_from_zero(
     }
 }
 
-/// Backward block Gauss–Seidel on `A x = b` over the free vertices (`x` zero on fixed ones).
-pub fn block_backward(
-    a: &BlockCsr,
+/// Backward block Gauss–Seidel on `A x = b` over the free vertices (`x` zero on fixed ones),
+/// `values` as in [`block_forward_from_zero`].
+pub fn block_backward<M: Block3>(
+    p: &BlockPattern,
+    values: &[M],
     fixed: &[bool],
     d_inv: &[Matrix3<f64>],
     b: &[Vector3<f64>],
     x: &mut [Vector3<f64>],
 ) {
-    let p = &*a.pattern;
     for i in (0..p.n_rows()).rev() {
         if fixed[i] {
             continue;
@@ -86,11 +129,11 @@ pub fn block_backward(
             p.row_ptr[i + 1] as usize,
         );
         let mut acc = b[i];
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
+            acc -= m.mul(&x[j as usize]);
         }
-        for (m, &j) in a.values[d + 1..e].iter().zip(&p.cols[d + 1..e]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[d + 1..e].iter().zip(&p.cols[d + 1..e]) {
+            acc -= m.mul(&x[j as usize]);
         }
         x[i] = d_inv[i] * acc;
     }

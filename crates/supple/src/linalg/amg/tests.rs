@@ -135,10 +135,15 @@ fn amg_iterations_stay_nearly_flat_under_refinement() {
 #[test]
 fn the_v_cycle_is_thread_count_independent() {
     let cells = [80, 16, 16];
-    for (multicolor_finest, single_precision) in [(false, false), (true, false), (false, true)] {
+    for (multicolor_finest, single_precision, single_precision_finest) in [
+        (false, false, false),
+        (true, false, false),
+        (false, true, true),
+    ] {
         let settings = AmgSettings {
             multicolor_finest,
             single_precision,
+            single_precision_finest,
             ..Default::default()
         };
         let run = |threads: usize| {
@@ -176,7 +181,7 @@ fn the_fused_forward_sweep_returns_the_true_residual() {
         vec![Vector3::zeros(); n],
         vec![Vector3::zeros(); n],
     );
-    smooth::block_forward_from_zero(&a, &fixed, d_inv, &b, &mut x, &mut res);
+    smooth::block_forward_from_zero(&a.pattern, &a.values, &fixed, d_inv, &b, &mut x, &mut res);
     a.mul_vec(&x, &mut ax);
     let scale = b.iter().map(|v| v.norm()).fold(0.0, f64::max);
     for i in 0..n {
@@ -311,7 +316,7 @@ fn merged_aggregates_give_a_sparser_hierarchy_that_still_converges() {
     }
 }
 
-/// The `f32`-stored hierarchy: the V-cycle stays symmetric positive definite, and CG with it
+/// The `f32`-stored hierarchy and finest smoother: the V-cycle stays symmetric positive definite, and CG with it
 /// reaches the same tolerance and solution as with the `f64` one, in about as many
 /// iterations; it holds fewer bytes.
 #[test]
@@ -322,6 +327,7 @@ fn the_single_precision_hierarchy_is_a_preconditioner_as_good() {
     for single_precision in [false, true] {
         let settings = AmgSettings {
             single_precision,
+            single_precision_finest: single_precision,
             max_coarse: 100,
             ..Default::default()
         };
@@ -356,4 +362,36 @@ fn the_single_precision_hierarchy_is_a_preconditioner_as_good() {
         .iter()
         .zip(&solutions[0])
         .all(|(p, q)| (p - q).norm() <= 1e-7 * scale));
+}
+
+/// The compact `f32` lower-half sweeps of the finest level are the block sweeps of `smooth`
+/// to `f32` rounding: the forward one with its residual, the backward one from any start.
+#[test]
+fn the_compact_finest_sweeps_match_the_full_ones() {
+    let (a, fixed, amg) = setup([24, 6, 6], small_coarse());
+    let n = fixed.len();
+    let d_inv = amg.jacobi.block_diagonal().expect("block diagonal");
+    let lower = FinestLower::new(&a);
+    let b = random_vectors(n, 4, &fixed);
+    let zero = vec![Vector3::zeros(); n];
+    let (mut x1, mut r1, mut x2, mut r2) = (zero.clone(), zero.clone(), zero.clone(), zero.clone());
+    smooth::block_forward_from_zero(&a.pattern, &a.values, &fixed, d_inv, &b, &mut x1, &mut r1);
+    lower.forward_from_zero(&fixed, d_inv, &b, &mut x2, &mut r2);
+    let close = |u: &[Vector3<f64>], v: &[Vector3<f64>]| {
+        let scale = u.iter().map(|p| p.norm()).fold(0.0, f64::max);
+        u.iter().zip(v).all(|(p, q)| (p - q).norm() <= 1e-5 * scale)
+    };
+    assert!(close(&x1, &x2) && close(&r1, &r2));
+    let mut lower = lower;
+    for _ in 0..2 {
+        // Twice: the scattered sums must be left at zero.
+        let (mut y1, mut y2) = (x1.clone(), x1.clone());
+        smooth::block_backward(&a.pattern, &a.values, &fixed, d_inv, &b, &mut y1);
+        lower.backward(&fixed, d_inv, &b, &mut y2);
+        assert!(close(&y1, &y2));
+        assert!(fixed
+            .iter()
+            .zip(&y2)
+            .all(|(&f, v)| !f || *v == Vector3::zeros()));
+    }
 }
