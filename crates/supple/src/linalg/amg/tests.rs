@@ -172,7 +172,11 @@ fn the_v_cycle_is_thread_count_independent() {
 /// vertices get zero.
 #[test]
 fn the_fused_forward_sweep_returns_the_true_residual() {
-    let (a, fixed, amg) = setup([24, 6, 6], small_coarse());
+    let settings = AmgSettings {
+        single_precision: false,
+        ..small_coarse()
+    };
+    let (a, fixed, amg) = setup([24, 6, 6], settings);
     let n = fixed.len();
     let b = random_vectors(n, 3, &fixed);
     let d_inv = amg.jacobi.block_diagonal().expect("block diagonal");
