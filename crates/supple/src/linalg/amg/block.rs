@@ -8,9 +8,10 @@
 //!
 //! The values are stored as `T`, `f64` or `f32` ([`AmgSettings::single_precision`]): the
 //! hierarchy is only a preconditioner, so rounding its coarse operators and transfers changes
-//! the preconditioner (it stays symmetric: `R = Pᵀ` and `A_JI = A_IJᵀ` round alike) but not
-//! the system CG solves, whose products stay `f64` on the finest matrix. Products accumulate
-//! in `f64`.
+//! the preconditioner (it stays symmetric: `R = Pᵀ` rounds exactly as `P`, and a coarse
+//! operator's blocks `A_IJ`, `A_JIᵀ`, equal to `f64` round-off, round to the same `f32` but
+//! in rare ties) but not the system CG solves, whose products stay `f64` on the finest matrix.
+//! Products accumulate in `f64`.
 //!
 //! [`AmgSettings::single_precision`]: super::AmgSettings::single_precision
 
