@@ -61,7 +61,10 @@ impl<const R: usize, const C: usize, T: Real> Bsr<R, C, T> {
     /// stored when any of its scalars is, missing scalars as zeros; with `diagonal`, every
     /// diagonal block is stored (square matrices: the smoothers find it by position).
     pub fn from_csr(a: &Csr, diagonal: bool) -> Self {
-        assert!(a.n_rows % R == 0 && a.n_cols % C == 0, "block shape");
+        assert!(
+            a.n_rows.is_multiple_of(R) && a.n_cols.is_multiple_of(C),
+            "block shape"
+        );
         let (n_brows, n_bcols) = (a.n_rows / R, a.n_cols / C);
         let mut slot = vec![usize::MAX; n_bcols];
         let mut touched: Vec<u32> = Vec::new();

@@ -19,7 +19,8 @@
 //! makes reuse safe.
 //!
 //! **Reuse and rebuild.** Building is setup (it allocates). Between builds only the finest
-//! level's diagonal blocks follow the matrix; the coarse operators are those of the last
+//! level follows the matrix (its diagonal blocks, and the `f32` copy of its lower blocks with
+//! [`AmgSettings::single_precision_finest`]); the coarse operators are those of the last
 //! build. The hierarchy is rebuilt when (1) there is none or the fixed set changed, (2) a
 //! solve needed more than `rebuild_growth ×` the iterations of the first solve after the
 //! last build (plus 2), or (3) `rebuild_every > 0` changed matrices have been seen since the
