@@ -10,21 +10,26 @@
 //! matrix in natural vertex order, whose residual comes out of the sweep (`smooth`: one read
 //! of the lower half of the matrix for both), the coarse correction, and a backward sweep
 //! (or, with [`AmgSettings::multicolor_finest`], multicolour sweeps, `linalg::multicolor`,
-//! and an explicit residual); coarse levels use point Gauss–Seidel the same way, forward
-//! before and backward after. Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
+//! and an explicit residual); coarse levels use block Gauss–Seidel by `6 × 6` blocks the same
+//! way, forward before and backward after, on block storage (`block`, `hierarchy`: `3 × 6`
+//! blocks for the finest prolongator, `6 × 6` below, optionally `f32`). Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
 //! SPD matrix, so the cycle is symmetric positive definite for any SPD coarse solve
 //! (Vassilevski, *Multilevel Block Factorization Preconditioners*, 2008, Prop. 5.1). This
 //! holds even when the coarse operators are older than the current matrix, which is what
 //! makes reuse safe.
 //!
 //! **Reuse and rebuild.** Building is setup (it allocates). Between builds only the finest
-//! level's diagonal blocks follow the matrix; the coarse operators are those of the last
+//! level follows the matrix (its diagonal blocks, and the `f32` copy of its lower blocks with
+//! [`AmgSettings::single_precision_finest`]); the coarse operators are those of the last
 //! build. The hierarchy is rebuilt when (1) there is none or the fixed set changed, (2) a
 //! solve needed more than `rebuild_growth ×` the iterations of the first solve after the
 //! last build (plus 2), or (3) `rebuild_every > 0` changed matrices have been seen since the
 //! last build. With a constant matrix (`matrix_changed: false`) nothing is redone.
 
+mod block;
 mod csr;
+mod finest;
+mod hierarchy;
 mod setup;
 mod smooth;
 
@@ -35,8 +40,9 @@ use super::cg::Precond;
 use super::multicolor::{gauss_seidel_sweep, VertexColoring};
 use super::pcg::BlockJacobi;
 use super::{BlockCsr, BlockPattern};
+use finest::FinestLower;
+use hierarchy::Hierarchy;
 use nalgebra::{Cholesky, DVector, Dyn, Vector3};
-use setup::Transfer;
 use thiserror::Error;
 
 /// Settings of the multigrid preconditioner.
@@ -64,6 +70,15 @@ pub struct AmgSettings {
     /// Whether the finest level's aggregates are merged into larger ones (a sparser first
     /// coarse level and cheaper transfers, more iterations).
     pub first_merge: Merge,
+    /// Store the coarse operators and the transfers as `f32` (`block`: the preconditioner
+    /// may be inexact; CG's products and vectors stay `f64`). Default: true (fewer CPU ms per
+    /// step on the 20k and 160k bars, the same iterations; EXPERIMENTS.md, *Block storage*).
+    pub single_precision: bool,
+    /// Smooth the finest level on a compact `f32` copy of the matrix's strictly lower blocks,
+    /// made when the matrix changes (`finest`: both sweeps read that half only; the diagonal
+    /// inverses stay `f64`; CG's products use the matrix itself). Natural order only (not
+    /// with `multicolor_finest`). Default: true (measured with `single_precision`).
+    pub single_precision_finest: bool,
 }
 
 impl Default for AmgSettings {
@@ -77,6 +92,8 @@ impl Default for AmgSettings {
             smoothed: true,
             multicolor_finest: false,
             first_merge: Merge::None,
+            single_precision: true,
+            single_precision_finest: true,
         }
     }
 }
@@ -89,29 +106,25 @@ pub enum AmgError {
     CoarsestNotPositiveDefinite(usize),
 }
 
-/// One level below the finest, with its vectors.
+/// The built hierarchy in the precision of the settings.
 #[derive(Debug, Clone)]
-struct Level {
-    a: Csr,
-    /// `1 / a_ii`, 0 for a zero dof.
-    d_inv: Vec<f64>,
-    /// Position of each row's diagonal entry in `a`.
-    diag: Vec<usize>,
-    x: Vec<f64>,
-    b: Vec<f64>,
-    res: Vec<f64>,
+enum Stored {
+    F64(Hierarchy<f64>),
+    F32(Hierarchy<f32>),
+    /// Nothing to coarsen: the coarsest (finest) level solved directly.
+    Direct {
+        chol: Cholesky<f64, Dyn>,
+        rhs: DVector<f64>,
+    },
 }
 
+/// The built hierarchy and its shape.
 #[derive(Debug, Clone)]
-struct Hierarchy {
-    /// `transfers[l]` maps level `l + 1` to level `l`.
-    transfers: Vec<Transfer>,
-    /// Levels 1, 2, …; the last is solved by `chol` (level 0 when there is no transfer).
-    levels: Vec<Level>,
-    chol: Cholesky<f64, Dyn>,
-    rhs: DVector<f64>,
-    /// `(rows, nonzeros)` of the finest level on the free vertices.
-    finest: (usize, usize),
+struct Built {
+    stored: Stored,
+    /// `(rows, nonzeros)` of every level on the free vertices, finest first (scalar counts
+    /// of the setup's matrices).
+    shape: Vec<(usize, usize)>,
 }
 
 /// What the hierarchy is and how often it was built.
@@ -136,9 +149,11 @@ pub struct Amg {
     near_null: Vec<f64>,
     coloring: VertexColoring,
     jacobi: BlockJacobi,
-    hierarchy: Option<Hierarchy>,
+    hierarchy: Option<Built>,
     built_fixed: Vec<bool>,
     res0: Vec<Vector3<f64>>,
+    /// The finest matrix's lower blocks as `f32`, with `single_precision_finest`.
+    finest_lower: Option<FinestLower>,
     builds: usize,
     age: usize,
     baseline: Option<usize>,
@@ -178,6 +193,7 @@ impl Amg {
             hierarchy: None,
             built_fixed: Vec::new(),
             res0: vec![Vector3::zeros(); n],
+            finest_lower: None,
             builds: 0,
             age: 0,
             baseline: None,
@@ -198,6 +214,12 @@ impl Amg {
             || (every > 0 && self.age >= every);
         if matrix_changed || rebuild {
             self.jacobi.refresh(a, fixed);
+            if self.settings.single_precision_finest && !self.settings.multicolor_finest {
+                match &mut self.finest_lower {
+                    Some(f) if f.fits(a) => f.load(a),
+                    _ => self.finest_lower = Some(FinestLower::new(a)),
+                }
+            }
         }
         if rebuild {
             self.build(a, fixed);
@@ -228,50 +250,25 @@ impl Amg {
         self.hierarchy = None;
         let s = self.settings;
         let mut current = Csr::from_block(a, fixed);
-        let finest = (current.n_rows, current.nnz());
+        let mut shape = vec![(current.n_rows, current.nnz())];
         let mut b = self.near_null.clone();
         let mut block = 3;
         let mut transfers = Vec::new();
-        let mut levels = Vec::new();
+        let mut coarse_levels = Vec::new();
         while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
-            let Some((t, coarse, b_coarse)) = setup::coarsen(
-                &current,
-                block,
-                &b,
-                s.strength_threshold,
-                s.smoothed,
-                if transfers.is_empty() {
-                    s.first_merge
-                } else {
-                    Merge::None
-                },
-            ) else {
+            let merge = if transfers.is_empty() {
+                s.first_merge
+            } else {
+                Merge::None
+            };
+            let Some((t, coarse, b_coarse)) =
+                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed, merge)
+            else {
                 break;
             };
             transfers.push(t);
-            let n = coarse.n_rows;
-            let d_inv = (0..n)
-                .map(|i| {
-                    let d: f64 = coarse
-                        .row(i)
-                        .filter(|&k| coarse.idx[k] as usize == i)
-                        .map(|k| coarse.val[k])
-                        .sum();
-                    if d > 0.0 {
-                        1.0 / d
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            levels.push(Level {
-                diag: smooth::diagonal_positions(&coarse),
-                a: coarse.clone(),
-                d_inv,
-                x: vec![0.0; n],
-                b: vec![0.0; n],
-                res: vec![0.0; n],
-            });
+            shape.push((coarse.n_rows, coarse.nnz()));
+            coarse_levels.push(coarse.clone());
             current = coarse;
             b = b_coarse;
             block = setup::MODES;
@@ -284,19 +281,22 @@ impl Amg {
                 dense[(i, i)] = scale; // a decoupled zero dof (fixed, or a dropped mode)
             }
         }
-        match Cholesky::new(dense) {
-            Some(chol) => {
-                self.last_error = None;
-                self.hierarchy = Some(Hierarchy {
-                    transfers,
-                    levels,
-                    chol,
-                    rhs: DVector::zeros(n),
-                    finest,
-                });
+        let Some(chol) = Cholesky::new(dense) else {
+            self.last_error = Some(AmgError::CoarsestNotPositiveDefinite(n));
+            return;
+        };
+        self.last_error = None;
+        let stored = if transfers.is_empty() {
+            Stored::Direct {
+                chol,
+                rhs: DVector::zeros(n),
             }
-            None => self.last_error = Some(AmgError::CoarsestNotPositiveDefinite(n)),
-        }
+        } else if s.single_precision {
+            Stored::F32(Hierarchy::new(&transfers, &coarse_levels, chol))
+        } else {
+            Stored::F64(Hierarchy::new(&transfers, &coarse_levels, chol))
+        };
+        self.hierarchy = Some(Built { stored, shape });
     }
 
     /// The hierarchy's shape and build count.
@@ -309,18 +309,15 @@ impl Amg {
         let Some(h) = &self.hierarchy else {
             return info;
         };
-        let (n0, nnz0) = h.finest;
-        info.levels.push((n0, nnz0));
-        let mut bytes = 0;
-        for (t, l) in h.transfers.iter().zip(&h.levels) {
-            info.levels.push((l.a.n_rows, l.a.nnz()));
-            bytes += 12 * (t.p.nnz() + t.r.nnz() + l.a.nnz()) + 8 * 5 * l.a.n_rows;
-        }
-        let nc = h.rhs.len();
-        bytes += 8 * nc * (nc + 1);
+        info.levels = h.shape.clone();
+        let bytes = match &h.stored {
+            Stored::F64(h) => h.bytes(),
+            Stored::F32(h) => h.bytes(),
+            Stored::Direct { rhs, .. } => 8 * rhs.len() * (rhs.len() + 1),
+        };
         info.memory_bytes = bytes + 24 * self.res0.len();
         let total: usize = info.levels.iter().map(|l| l.1).sum();
-        info.operator_complexity = total as f64 / nnz0.max(1) as f64;
+        info.operator_complexity = total as f64 / h.shape[0].1.max(1) as f64;
         info
     }
 }
@@ -335,10 +332,10 @@ impl Precond for Amg {
             gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
             return;
         };
-        if h.transfers.is_empty() {
-            h.rhs.as_mut_slice().copy_from_slice(flat(r));
-            h.chol.solve_mut(&mut h.rhs);
-            flat_mut(z).copy_from_slice(h.rhs.as_slice());
+        if let Stored::Direct { chol, rhs } = &mut h.stored {
+            rhs.as_mut_slice().copy_from_slice(flat(r));
+            chol.solve_mut(rhs);
+            flat_mut(z).copy_from_slice(rhs.as_slice());
             for (zi, &f) in z.iter_mut().zip(fixed) {
                 if f {
                     *zi = Vector3::zeros();
@@ -346,7 +343,7 @@ impl Precond for Amg {
             }
             return;
         }
-        // Finest level: pre-smooth, residual, restrict.
+        // Finest level: pre-smooth, residual.
         let multicolor = self.settings.multicolor_finest;
         if multicolor {
             z.fill(Vector3::zeros());
@@ -356,43 +353,26 @@ impl Precond for Amg {
                 *ri = if f { Vector3::zeros() } else { bi - *ri };
             }
         } else {
-            smooth::block_forward_from_zero(a, fixed, d_inv, r, z, &mut self.res0);
+            let (p, res) = (&*a.pattern, &mut self.res0);
+            match &self.finest_lower {
+                Some(f) => f.forward_from_zero(fixed, d_inv, r, z, res),
+                None => smooth::block_forward_from_zero(p, &a.values, fixed, d_inv, r, z, res),
+            }
         }
-        h.transfers[0]
-            .r
-            .mul_vec(flat(&self.res0), &mut h.levels[0].b);
-        // Down the coarse levels.
-        let last = h.levels.len() - 1;
-        for l in 0..last {
-            let (lo, hi) = h.levels.split_at_mut(l + 1);
-            let lv = &mut lo[l];
-            smooth::point_forward_from_zero(
-                &lv.a,
-                &lv.diag,
-                &lv.d_inv,
-                &lv.b,
-                &mut lv.x,
-                &mut lv.res,
-            );
-            h.transfers[l + 1].r.mul_vec(&lv.res, &mut hi[0].b);
+        // The coarse levels' correction.
+        match &mut h.stored {
+            Stored::F64(h) => h.coarse_correction(flat(&self.res0), flat_mut(z)),
+            Stored::F32(h) => h.coarse_correction(flat(&self.res0), flat_mut(z)),
+            Stored::Direct { .. } => unreachable!("handled above"),
         }
-        // Coarsest: direct.
-        let lv = &mut h.levels[last];
-        h.rhs.as_mut_slice().copy_from_slice(&lv.b);
-        h.chol.solve_mut(&mut h.rhs);
-        lv.x.copy_from_slice(h.rhs.as_slice());
-        // Up: correct and post-smooth.
-        for l in (0..last).rev() {
-            let (lo, hi) = h.levels.split_at_mut(l + 1);
-            let lv = &mut lo[l];
-            h.transfers[l + 1].p.mul_vec_add(&hi[0].x, &mut lv.x);
-            smooth::point_backward(&lv.a, &lv.diag, &lv.d_inv, &lv.b, &mut lv.x);
-        }
-        h.transfers[0].p.mul_vec_add(&h.levels[0].x, flat_mut(z));
+        // Post-smooth.
         if multicolor {
             gauss_seidel_sweep(a, fixed, d_inv, &self.coloring, r, z, false);
         } else {
-            smooth::block_backward(a, fixed, d_inv, r, z);
+            match &mut self.finest_lower {
+                Some(f) => f.backward(fixed, d_inv, r, z),
+                None => smooth::block_backward(&a.pattern, &a.values, fixed, d_inv, r, z),
+            }
         }
     }
 }

@@ -14,6 +14,9 @@
 //! the sweep's iterate, so the cycle is the same symmetric operator as with an explicit
 //! residual (Vassilevski 2008, Prop. 5.1); only rounding differs.
 //!
+//! The coarse levels are swept the same way by `6 × 6` blocks (one block per pair of
+//! aggregates, [`coarse_forward_from_zero`], [`coarse_backward`]).
+//!
 //! **Backward sweep** (the post-smoother, the adjoint of the forward one): every row reads
 //! its whole row, `x_i ← D_i⁻¹ (b_i − Σ_{j≠i} A_ij x_j)`, in decreasing row order.
 //!
@@ -21,22 +24,65 @@
 //! the multicolour sweeps of `linalg::multicolor` jump between colours; they are sequential,
 //! so the same on any number of threads.
 
+use super::block::{Bsr, Real};
 use super::csr::Csr;
-use crate::linalg::BlockCsr;
+use crate::linalg::BlockPattern;
 use nalgebra::{Matrix3, Vector3};
 
+/// A stored 3×3 block of the finest matrix: `f64` (the matrix itself) or an `f32` copy
+/// (`finest`).
+pub trait Block3: Sync {
+    /// `M x`.
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64>;
+    /// `Mᵀ x`.
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64>;
+}
+
+impl Block3 for Matrix3<f64> {
+    #[inline(always)]
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self * x
+    }
+    #[inline(always)]
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        Matrix3::tr_mul(self, x)
+    }
+}
+
+/// Row-major.
+impl Block3 for [[f32; 3]; 3] {
+    #[inline(always)]
+    fn mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        let m = self.map(|row| row.map(f64::from));
+        Vector3::new(
+            m[0][0] * x[0] + m[0][1] * x[1] + m[0][2] * x[2],
+            m[1][0] * x[0] + m[1][1] * x[1] + m[1][2] * x[2],
+            m[2][0] * x[0] + m[2][1] * x[1] + m[2][2] * x[2],
+        )
+    }
+    #[inline(always)]
+    fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        let m = self.map(|row| row.map(f64::from));
+        Vector3::new(
+            m[0][0] * x[0] + m[1][0] * x[1] + m[2][0] * x[2],
+            m[0][1] * x[0] + m[1][1] * x[1] + m[2][1] * x[2],
+            m[0][2] * x[0] + m[1][2] * x[1] + m[2][2] * x[2],
+        )
+    }
+}
+
 /// Forward block Gauss–Seidel from `x = 0` on `A x = b` over the free vertices, and the
-/// residual `res = b − A x` (zero on fixed vertices). `d_inv` holds `D_i⁻¹` (zero on fixed
-/// vertices).
-pub fn block_forward_from_zero(
-    a: &BlockCsr,
+/// residual `res = b − A x` (zero on fixed vertices). `values` are `A`'s blocks on `p`;
+/// `d_inv` holds `D_i⁻¹` (zero on fixed vertices).
+pub fn block_forward_from_zero<M: Block3>(
+    p: &BlockPattern,
+    values: &[M],
     fixed: &[bool],
     d_inv: &[Matrix3<f64>],
     b: &[Vector3<f64>],
     x: &mut [Vector3<f64>],
     res: &mut [Vector3<f64>],
 ) {
-    let p = &*a.pattern;
     for i in 0..p.n_rows() {
         // Rows after `i` scatter into `res[i]` later; its own part is zero (`x_i` solves
         // row `i` against the rows before it).
@@ -47,12 +93,12 @@ pub fn block_forward_from_zero(
         }
         let (s, d) = (p.row_ptr[i] as usize, p.diag[i] as usize);
         let mut acc = b[i];
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
+            acc -= m.mul(&x[j as usize]);
         }
         let xi = d_inv[i] * acc;
         x[i] = xi;
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
             res[j as usize] -= m.tr_mul(&xi);
         }
     }
@@ -63,15 +109,16 @@ pub fn block_forward_from_zero(
     }
 }
 
-/// Backward block Gauss–Seidel on `A x = b` over the free vertices (`x` zero on fixed ones).
-pub fn block_backward(
-    a: &BlockCsr,
+/// Backward block Gauss–Seidel on `A x = b` over the free vertices (`x` zero on fixed ones),
+/// `values` as in [`block_forward_from_zero`].
+pub fn block_backward<M: Block3>(
+    p: &BlockPattern,
+    values: &[M],
     fixed: &[bool],
     d_inv: &[Matrix3<f64>],
     b: &[Vector3<f64>],
     x: &mut [Vector3<f64>],
 ) {
-    let p = &*a.pattern;
     for i in (0..p.n_rows()).rev() {
         if fixed[i] {
             continue;
@@ -82,71 +129,116 @@ pub fn block_backward(
             p.row_ptr[i + 1] as usize,
         );
         let mut acc = b[i];
-        for (m, &j) in a.values[s..d].iter().zip(&p.cols[s..d]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[s..d].iter().zip(&p.cols[s..d]) {
+            acc -= m.mul(&x[j as usize]);
         }
-        for (m, &j) in a.values[d + 1..e].iter().zip(&p.cols[d + 1..e]) {
-            acc -= m * x[j as usize];
+        for (m, &j) in values[d + 1..e].iter().zip(&p.cols[d + 1..e]) {
+            acc -= m.mul(&x[j as usize]);
         }
         x[i] = d_inv[i] * acc;
     }
 }
 
-/// Forward point Gauss–Seidel from `x = 0` on `a x = b` and the residual `res = b − a x`, as
-/// [`block_forward_from_zero`]; `diag[i]` is the position of row `i`'s diagonal entry (its
-/// lower entries come before it), `d_inv[i] = 0` marks a zero dof, which keeps `x_i = 0` and
-/// `res_i = b_i` (its row and column are zero).
-pub fn point_forward_from_zero(
-    a: &Csr,
+/// Forward block Gauss–Seidel from `x = 0` on a coarse level `a x = b` (`B × B` blocks,
+/// six coarse dofs per aggregate) and the residual `res = b − a x`, as
+/// [`block_forward_from_zero`]; `diag[I]` is the position of block row `I`'s diagonal block
+/// (its lower blocks come before it) and `d_inv[I]` its inverse, computed in `f64` from the
+/// unrounded operator. A zero dof (a dependent rigid mode, `T`'s zero column) has a zero
+/// row and column in `d_inv` and in `a`: it keeps `x = 0` and `res = b`.
+pub fn coarse_forward_from_zero<const B: usize, T: Real>(
+    a: &Bsr<B, B, T>,
     diag: &[usize],
-    d_inv: &[f64],
+    d_inv: &[[[f64; B]; B]],
     b: &[f64],
     x: &mut [f64],
     res: &mut [f64],
 ) {
-    for i in 0..a.n_rows {
-        if d_inv[i] == 0.0 {
-            x[i] = 0.0;
-            res[i] = b[i];
-            continue;
-        }
-        res[i] = 0.0;
-        let s = a.ptr[i];
-        let (idx, val) = (&a.idx[s..diag[i]], &a.val[s..diag[i]]);
+    let (b, _) = b.as_chunks::<B>();
+    let (x, _) = x.as_chunks_mut::<B>();
+    let (res, _) = res.as_chunks_mut::<B>();
+    for i in 0..a.n_brows {
+        let (s, d) = (a.ptr[i], diag[i]);
         let mut acc = b[i];
-        for (&j, &v) in idx.iter().zip(val) {
-            acc -= v * x[j as usize];
+        let lower = a.row_product(s..d, x);
+        for r in 0..B {
+            acc[r] -= lower[r];
         }
-        let xi = acc * d_inv[i];
+        let di = &d_inv[i];
+        let mut xi = [0.0; B];
+        for r in 0..B {
+            for c in 0..B {
+                xi[r] += di[r][c] * acc[c];
+            }
+        }
         x[i] = xi;
-        for (&j, &v) in idx.iter().zip(val) {
-            res[j as usize] -= v * xi;
+        // Rows after `i` scatter into `res[i]` later; its own part is zero except on zero
+        // dofs, whose row of `a` is zero.
+        for r in 0..B {
+            res[i][r] = if di[r][r] == 0.0 { acc[r] } else { 0.0 };
+        }
+        for (m, &j) in a.val[s..d].iter().zip(&a.idx[s..d]) {
+            let rj = &mut res[j as usize];
+            for r in 0..B {
+                for c in 0..B {
+                    rj[c] -= m[r][c].get() * xi[r];
+                }
+            }
         }
     }
 }
 
-/// Backward point Gauss–Seidel on `a x = b`, skipping zero dofs.
-pub fn point_backward(a: &Csr, diag: &[usize], d_inv: &[f64], b: &[f64], x: &mut [f64]) {
-    for i in (0..a.n_rows).rev() {
-        if d_inv[i] == 0.0 {
-            continue;
-        }
+/// Backward block Gauss–Seidel on a coarse level `a x = b` (the adjoint of
+/// [`coarse_forward_from_zero`]).
+pub fn coarse_backward<const B: usize, T: Real>(
+    a: &Bsr<B, B, T>,
+    diag: &[usize],
+    d_inv: &[[[f64; B]; B]],
+    b: &[f64],
+    x: &mut [f64],
+) {
+    let (b, _) = b.as_chunks::<B>();
+    let (x, _) = x.as_chunks_mut::<B>();
+    for i in (0..a.n_brows).rev() {
         let (s, d, e) = (a.ptr[i], diag[i], a.ptr[i + 1]);
+        let lower = a.row_product(s..d, x);
+        let upper = a.row_product(d + 1..e, x);
         let mut acc = b[i];
-        for (&j, &v) in a.idx[s..d].iter().zip(&a.val[s..d]) {
-            acc -= v * x[j as usize];
+        for r in 0..B {
+            acc[r] -= lower[r] + upper[r];
         }
-        for (&j, &v) in a.idx[d + 1..e].iter().zip(&a.val[d + 1..e]) {
-            acc -= v * x[j as usize];
+        let di = &d_inv[i];
+        let mut xi = [0.0; B];
+        for r in 0..B {
+            for c in 0..B {
+                xi[r] += di[r][c] * acc[c];
+            }
         }
-        x[i] = acc * d_inv[i];
+        x[i] = xi;
     }
 }
 
-/// Position of each row's diagonal entry in `a` (rows sorted; a row without one gets the
-/// position where it would be, and must be a zero dof).
-pub fn diagonal_positions(a: &Csr) -> Vec<usize> {
-    (0..a.n_rows)
-        .map(|i| a.ptr[i] + a.idx[a.row(i)].partition_point(|&j| (j as usize) < i))
+/// Position of each block row's diagonal block (stored: [`Bsr::from_csr`] with `diagonal`).
+pub fn diagonal_positions<const B: usize, T: Real>(a: &Bsr<B, B, T>) -> Vec<usize> {
+    (0..a.n_brows)
+        .map(|i| {
+            let row = &a.idx[a.ptr[i]..a.ptr[i + 1]];
+            let k = row.partition_point(|&j| (j as usize) < i);
+            assert_eq!(row.get(k), Some(&(i as u32)), "diagonal block stored");
+            a.ptr[i] + k
+        })
         .collect()
+}
+
+/// The inverse of each diagonal block of the scalar level `a` (`B`-dof nodes), as
+/// `setup::block_diagonal_inverse` makes it: zero dofs get zero rows and columns, a block
+/// that is not positive definite its inverted diagonal.
+pub fn diagonal_inverses<const B: usize>(a: &Csr) -> Vec<[[f64; B]; B]> {
+    let inv = super::setup::block_diagonal_inverse(a, B);
+    let mut out = vec![[[0.0; B]; B]; a.n_rows / B];
+    for row in 0..inv.n_rows {
+        for k in inv.row(row) {
+            out[row / B][row % B][inv.idx[k] as usize % B] = inv.val[k];
+        }
+    }
+    out
 }
