@@ -179,7 +179,7 @@ fn header(levels: usize) -> String {
     for n in 0..levels {
         let _ = write!(h, ",active_{n}");
     }
-    h.push_str(",node_updates,splits,merges,splits_refused,overrun_warning,active_mass,momentum_x,momentum_y,momentum_z,energy,tool_contacts,tool_fx,tool_fy,tool_fz,wall_ms\n");
+    h.push_str(",node_updates,splits,merges,splits_refused,overrun_warning,active_mass,momentum_x,momentum_y,momentum_z,energy,tool_contacts,tool_fx,tool_fy,tool_fz,wall_ms,refine_ms\n");
     h
 }
 
@@ -192,7 +192,7 @@ fn row(csv: &mut String, body: &AdaptiveBody, frame: usize, dt: f64, s: &FrameSt
     }
     let _ = writeln!(
         csv,
-        ",{},{},{},{},{},{m:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{:.6e},{:.6e},{:.6e},{:.4}",
+        ",{},{},{},{},{},{m:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{:.6e},{:.6e},{:.6e},{:.4},{:.4}",
         s.node_updates,
         s.splits,
         s.merges,
@@ -206,6 +206,7 @@ fn row(csv: &mut String, body: &AdaptiveBody, frame: usize, dt: f64, s: &FrameSt
         s.tool_force.x,
         s.tool_force.y,
         s.tool_force.z,
-        s.wall_seconds * 1e3
+        s.wall_seconds * 1e3,
+        s.refine_seconds * 1e3
     );
 }

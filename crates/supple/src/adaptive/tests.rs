@@ -451,6 +451,7 @@ fn reactive_budget_forbids_splitting_after_a_frame_over_95_percent() {
             b,
             FrameStats {
                 wall_seconds: at_limit,
+                refine_seconds: b.refine_seconds,
                 ..a
             }
         );
