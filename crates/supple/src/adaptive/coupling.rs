@@ -79,6 +79,26 @@ fn add(
     }
 }
 
+/// A ghost's expansion kept from the rebuild that computed it. The expansion is a function
+/// of the states (active, split, absent) of the nodes it visits and nothing else (the links
+/// and weights are the hierarchy's), so it is reused, bit for bit, while each of those nodes
+/// is in the state it was in then: a rebuild after a merge of one node re-expands only the
+/// ghosts whose chains pass through it.
+/// On the poke a full expansion pops ~600 entries per ghost (the non-nested levels' cycles
+/// down to [`CUT`]), 4–5 ms for the ~350 ghosts of the peak set, paid in a frame that also
+/// steps the peak set (EXPERIMENTS.md, issue 15, *The split/merge step's time*).
+#[derive(Debug, Clone)]
+pub(super) struct CachedExpansion {
+    /// Every node whose state the expansion read, `(level, node)` and that state, the ghost
+    /// included.
+    deps: Vec<(u32, u32, NodeState)>,
+    /// Computed by the current rebuild (its terms are filled in after the merge of repeats).
+    fresh: bool,
+    terms: Vec<Term>,
+    /// The finest level among its non-fixed terminals.
+    rate: usize,
+}
+
 /// One term of a ghost's expansion: terminal node `node` of level `level`, weight `w`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Term {
@@ -117,6 +137,15 @@ impl AdaptiveBody {
         let mut out: Vec<Term> = Vec::new();
         // `rate[n][k]`: the finest level among ghost k's non-fixed terminals.
         let mut rate: Vec<Vec<usize>> = Vec::with_capacity(n_levels);
+        let mut cache = std::mem::take(&mut self.expansions);
+        // `seen[m][j] == id`: node (m, j) is already in the deps of the ghost being expanded.
+        let mut seen: Vec<Vec<u32>> = self
+            .levels
+            .iter()
+            .map(|st| vec![0; st.status.len()])
+            .collect();
+        let mut id = 0u32;
+        self.expansions_reused = 0;
         for n in 0..n_levels {
             let mut ptr = Vec::with_capacity(self.levels[n].ghosts.len() + 1);
             let mut terms = Vec::new();
@@ -132,7 +161,20 @@ impl AdaptiveBody {
                         node: i as u32,
                         w: 1.0,
                     });
+                } else if let Some(c) = cache[n][i].as_ref().filter(|c| {
+                    c.deps
+                        .iter()
+                        .all(|&(m, j, s)| self.levels[m as usize].status[j as usize] == s)
+                }) {
+                    terms.extend_from_slice(&c.terms);
+                    ptr.push(terms.len());
+                    rates.push(c.rate);
+                    self.expansions_reused += 1;
+                    continue;
                 } else {
+                    id += 1;
+                    let mut deps = vec![(n as u32, i as u32, self.levels[n].status[i])];
+                    seen[n][i] = id;
                     let link = match source {
                         Source::Child => (n + 1, &self.hierarchy.child_tet[n][i]),
                         Source::Parent => (n - 1, &self.hierarchy.parent_tet[n][i]),
@@ -145,6 +187,10 @@ impl AdaptiveBody {
                     // remainders below CUT are dropped).
                     while let Some((m, j, w)) = pending.pop() {
                         pos[m][j] = u32::MAX;
+                        if seen[m][j] != id {
+                            seen[m][j] = id;
+                            deps.push((m as u32, j as u32, self.levels[m].status[j]));
+                        }
                         if self.is_terminal(m, j) {
                             out.push(Term {
                                 level: m as u32,
@@ -159,6 +205,12 @@ impl AdaptiveBody {
                         }
                     }
                     out.sort_by_key(|t| (t.level, t.node));
+                    cache[n][i] = Some(CachedExpansion {
+                        fresh: true,
+                        deps,
+                        terms: Vec::new(),
+                        rate: 0,
+                    });
                 }
                 let mut r = 0;
                 let start = terms.len();
@@ -175,11 +227,18 @@ impl AdaptiveBody {
                 }
                 ptr.push(terms.len());
                 rates.push(r);
+                if let Some(c) = cache[n][i].as_mut().filter(|c| c.fresh) {
+                    c.fresh = false;
+                    c.terms.clear();
+                    c.terms.extend_from_slice(&terms[start..]);
+                    c.rate = r;
+                }
             }
             self.levels[n].term_ptr = ptr;
             self.levels[n].terms = terms;
             rate.push(rates);
         }
+        self.expansions = cache;
         for st in &mut self.levels {
             st.fire.clear();
             st.fire_tets.clear();

@@ -257,6 +257,51 @@ fn excite(body: &mut AdaptiveBody) {
 ///   [0.33, 1.153, 1.152, 1.23] — larger swings on the one-cell level 0, no trend over 2000
 ///   frames, and 1.020 ± 0.05 with every level's dt halved (so the swing is the step's, not
 ///   the coupling's); paper 2.5e4 (and it still grows with dt halved: the gain is spatial).
+/// The expansions kept between rebuilds (`coupling.rs`, `CachedExpansion`) are the ones a
+/// rebuild from nothing computes, bit for bit, after every frame of a poke that splits and
+/// merges (the cache is dropped on a copy of the states and the copy rebuilt).
+#[test]
+fn kept_ghost_expansions_equal_fresh_ones_through_splits_and_merges() {
+    let settings = AdaptiveSettings {
+        split_threshold: 0.15,
+        merge_threshold: 0.04,
+        ..AdaptiveSettings::default()
+    };
+    let mut body = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap();
+    let mut fresh = AdaptiveBody::new(hierarchy(&[2, 4, 8], true, true), settings).unwrap();
+    let (mut changes, mut reused_rebuilds) = (0, 0);
+    for f in 0..110 {
+        let s = body.step_frame(Some(&super::tests::poke_tool(f))).unwrap();
+        if s.splits + s.merges == 0 {
+            continue;
+        }
+        changes += 1;
+        for (a, b) in fresh.levels.iter_mut().zip(&body.levels) {
+            a.status.clone_from(&b.status);
+        }
+        fresh.expansions.iter_mut().for_each(|l| l.fill(None));
+        fresh.rebuild();
+        for (n, (a, b)) in fresh.levels.iter().zip(&body.levels).enumerate() {
+            assert_eq!(a.ghosts, b.ghosts, "frame {f}, level {n}");
+            assert_eq!(a.term_ptr, b.term_ptr, "frame {f}, level {n}");
+            let bits = |t: &[super::coupling::Term]| {
+                t.iter()
+                    .map(|t| (t.level, t.node, t.w.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&a.terms), bits(&b.terms), "frame {f}, level {n}");
+            assert_eq!(a.fire_tets, b.fire_tets, "frame {f}, level {n}");
+        }
+        // Some ghost of this rebuild kept its expansion (the cache is used, not only filled).
+        reused_rebuilds += usize::from(body.expansions_reused > 0);
+    }
+    assert!(
+        changes >= 3,
+        "the poke splits and merges ({changes} rebuilds)"
+    );
+    assert!(reused_rebuilds >= 1, "no rebuild reused an expansion");
+}
+
 #[test]
 fn undamped_split_levels_keep_energy_with_the_variational_coupling_only() {
     for (cells, deep) in [(&[2, 4][..], false), (&[1, 2, 4][..], true)] {

@@ -122,6 +122,10 @@ pub struct AdaptiveBody {
     /// The tool of the last frame ([`ToolTiming::Step`] moves it from there to this frame's).
     pub(super) tool_last: Option<SphereTool>,
     pub(super) merged_now: Vec<Vec<bool>>,
+    /// Each node's ghost expansion from an earlier rebuild, per level (`coupling.rs`).
+    pub(super) expansions: Vec<Vec<Option<super::coupling::CachedExpansion>>>,
+    /// Ghosts whose kept expansion the last rebuild reused.
+    pub(super) expansions_reused: usize,
     /// Gathered values of the variational step's element forces (`fired.rs`).
     pub(super) kernel: KernelScratch,
 }
@@ -166,6 +170,7 @@ impl AdaptiveBody {
             })
             .collect();
         let merged_now = levels.iter().map(|l| vec![false; l.d.len()]).collect();
+        let expansions = levels.iter().map(|l| vec![None; l.d.len()]).collect();
         let mut body = Self {
             hierarchy,
             settings,
@@ -175,6 +180,8 @@ impl AdaptiveBody {
             tool_now: None,
             tool_last: None,
             merged_now,
+            expansions,
+            expansions_reused: 0,
             kernel: KernelScratch::default(),
         };
         // A split node without children cannot be split: it stays active.
