@@ -246,17 +246,6 @@ fn excite(body: &mut AdaptiveBody) {
     }
 }
 
-/// The "no energy gain across interfaces (undamped)". Bottom clamped, no tool,
-/// 500 frames (10 s), level steps 2^e_n per frame, energy `coupled_energy` (kinetic with the
-/// active nodes' masses + elastic). Measured `[max |E/E₀ − 1|, first-tenth mean, last-tenth
-/// mean, E(10 s)/E₀]`:
-/// - 2/4 cells, x > 0.4 split: variational [0.042, 1.010, 1.010, 1.020] — symplectic
-///   Euler's bounded O(ω dt) oscillation, no trend (level 0 alone swings by 6 %; over 5000
-///   frames the tenth means stay at 1.010 ± 0.0005); paper E(10 s)/E₀ = 3.2e6.
-/// - 1/2/4 cells, split at x > 0.4 and again at y > 0.5 (three levels active): variational
-///   [0.33, 1.153, 1.152, 1.23] — larger swings on the one-cell level 0, no trend over 2000
-///   frames, and 1.020 ± 0.05 with every level's dt halved (so the swing is the step's, not
-///   the coupling's); paper 2.5e4 (and it still grows with dt halved: the gain is spatial).
 /// The expansions kept between rebuilds (`coupling.rs`, `CachedExpansion`) are the ones a
 /// rebuild from nothing computes, bit for bit, after every frame of a poke that splits and
 /// merges (the cache is dropped on a copy of the states and the copy rebuilt).
@@ -302,6 +291,17 @@ fn kept_ghost_expansions_equal_fresh_ones_through_splits_and_merges() {
     assert!(reused_rebuilds >= 1, "no rebuild reused an expansion");
 }
 
+/// The "no energy gain across interfaces (undamped)". Bottom clamped, no tool,
+/// 500 frames (10 s), level steps 2^e_n per frame, energy `coupled_energy` (kinetic with the
+/// active nodes' masses + elastic). Measured `[max |E/E₀ − 1|, first-tenth mean, last-tenth
+/// mean, E(10 s)/E₀]`:
+/// - 2/4 cells, x > 0.4 split: variational [0.042, 1.010, 1.010, 1.020] — symplectic
+///   Euler's bounded O(ω dt) oscillation, no trend (level 0 alone swings by 6 %; over 5000
+///   frames the tenth means stay at 1.010 ± 0.0005); paper E(10 s)/E₀ = 3.2e6.
+/// - 1/2/4 cells, split at x > 0.4 and again at y > 0.5 (three levels active): variational
+///   [0.33, 1.153, 1.152, 1.23] — larger swings on the one-cell level 0, no trend over 2000
+///   frames, and 1.020 ± 0.05 with every level's dt halved (so the swing is the step's, not
+///   the coupling's); paper 2.5e4 (and it still grows with dt halved: the gain is spatial).
 #[test]
 fn undamped_split_levels_keep_energy_with_the_variational_coupling_only() {
     for (cells, deep) in [(&[2, 4][..], false), (&[1, 2, 4][..], true)] {

@@ -164,12 +164,7 @@ pub fn coarse_forward_from_zero<const B: usize, T: Real>(
             acc[r] -= lower[r];
         }
         let di = &d_inv[i];
-        let mut xi = [0.0; B];
-        for r in 0..B {
-            for c in 0..B {
-                xi[r] += di[r][c] * acc[c];
-            }
-        }
+        let xi = block_solve(di, &acc);
         x[i] = xi;
         // Rows after `i` scatter into `res[i]` later; its own part is zero except on zero
         // dofs, whose row of `a` is zero.
@@ -207,14 +202,21 @@ pub fn coarse_backward<const B: usize, T: Real>(
             acc[r] -= lower[r] + upper[r];
         }
         let di = &d_inv[i];
-        let mut xi = [0.0; B];
-        for r in 0..B {
-            for c in 0..B {
-                xi[r] += di[r][c] * acc[c];
-            }
-        }
+        let xi = block_solve(di, &acc);
         x[i] = xi;
     }
+}
+
+/// `D⁻¹ acc` with a diagonal block's inverse `d_inv` (row-major), summed in column order.
+#[inline]
+fn block_solve<const B: usize>(d_inv: &[[f64; B]; B], acc: &[f64; B]) -> [f64; B] {
+    let mut x = [0.0; B];
+    for r in 0..B {
+        for c in 0..B {
+            x[r] += d_inv[r][c] * acc[c];
+        }
+    }
+    x
 }
 
 /// Position of each block row's diagonal block (stored: [`Bsr::from_csr`] with `diagonal`).

@@ -13,6 +13,28 @@ fn setup(cells: [usize; 3], settings: AmgSettings) -> (BlockCsr, Vec<bool>, Amg)
     (a, fixed, amg)
 }
 
+/// CG to a relative residual of 1e-10 preconditioned by `amg` on `b` (random, seed 7), from
+/// zero: the solution and the solve's report.
+fn amg_solve(
+    a: &BlockCsr,
+    fixed: &[bool],
+    amg: &mut Amg,
+    max_iterations: usize,
+) -> (Vec<Vector3<f64>>, crate::linalg::cg::CgInfo) {
+    let n = fixed.len();
+    let b = random_vectors(n, 7, fixed);
+    let pcg = PcgSettings {
+        tolerance: 1e-10,
+        max_iterations,
+        preconditioner: Preconditioner::Amg,
+    };
+    let mut ws = CgWorkspace::new(n);
+    let mut x = vec![Vector3::zeros(); n];
+    let cg = conjugate_gradient(&mut ws, a, &b, fixed, &mut x, &pcg, amg).unwrap();
+    assert!(cg.relative_residual <= 1e-10);
+    (x, cg)
+}
+
 fn small_coarse() -> AmgSettings {
     AmgSettings {
         max_coarse: 100,
@@ -294,17 +316,7 @@ fn merged_aggregates_give_a_sparser_hierarchy_that_still_converges() {
         let (a, fixed, mut amg) = setup([32, 8, 8], settings);
         let info = amg.info();
         complexity.push(info.operator_complexity);
-        let n = fixed.len();
-        let b = random_vectors(n, 7, &fixed);
-        let pcg = PcgSettings {
-            tolerance: 1e-10,
-            max_iterations: 500,
-            preconditioner: Preconditioner::Amg,
-        };
-        let mut ws = CgWorkspace::new(n);
-        let mut x = vec![Vector3::zeros(); n];
-        let cg = conjugate_gradient(&mut ws, &a, &b, &fixed, &mut x, &pcg, &mut amg).unwrap();
-        assert!(cg.relative_residual <= 1e-10, "{first_merge:?}");
+        let (x, _) = amg_solve(&a, &fixed, &mut amg, 500);
         solutions.push(x);
     }
     assert!(
@@ -346,16 +358,7 @@ fn the_single_precision_hierarchy_is_a_preconditioner_as_good() {
         assert!(dot(&u, &pu) > 0.0 && dot(&v, &pv) > 0.0);
         let (vpu, upv) = (dot(&v, &pu), dot(&u, &pv));
         assert!((vpu - upv).abs() <= 1e-10 * (dot(&u, &pu) + dot(&v, &pv)));
-        let b = random_vectors(n, 7, &fixed);
-        let pcg = PcgSettings {
-            tolerance: 1e-10,
-            max_iterations: 500,
-            preconditioner: Preconditioner::Amg,
-        };
-        let mut ws = CgWorkspace::new(n);
-        let mut x = vec![Vector3::zeros(); n];
-        let cg = conjugate_gradient(&mut ws, &a, &b, &fixed, &mut x, &pcg, &mut amg).unwrap();
-        assert!(cg.relative_residual <= 1e-10);
+        let (x, cg) = amg_solve(&a, &fixed, &mut amg, 500);
         its.push(cg.iterations);
         solutions.push(x);
     }
