@@ -193,11 +193,7 @@ mod tests {
         let v = random_vectors(n, 2, &fixed);
         let run = |threads: usize, pc: &mut MulticolorSsor, r: &[Vector3<f64>]| {
             let mut z = vec![Vector3::zeros(); n];
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| pc.apply(&a, &fixed, r, &mut z));
+            crate::linalg::test_support::on_threads(threads, || pc.apply(&a, &fixed, r, &mut z));
             z
         };
         let pu1 = run(1, &mut pc, &u);

@@ -62,3 +62,12 @@ pub fn random_vectors(n: usize, seed: u64, fixed: &[bool]) -> Vec<Vector3<f64>> 
         })
         .collect()
 }
+
+/// `f` run in a pool of `threads` workers (the thread-count independence tests).
+pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a test thread pool")
+        .install(f)
+}

@@ -516,11 +516,7 @@ mod tests {
             }
         }
         let run = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::linalg::test_support::on_threads(threads, || {
                 let mut bvh = Bvh::default();
                 let mut out = Vec::new();
                 let work = bvh.update(&boxes, &g, &mut out);

@@ -49,26 +49,21 @@ impl Block3 for Matrix3<f64> {
     }
 }
 
-/// Row-major.
+/// Row-major, widened to `f64` before the product.
 impl Block3 for [[f32; 3]; 3] {
     #[inline(always)]
     fn mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
-        let m = self.map(|row| row.map(f64::from));
-        Vector3::new(
-            m[0][0] * x[0] + m[0][1] * x[1] + m[0][2] * x[2],
-            m[1][0] * x[0] + m[1][1] * x[1] + m[1][2] * x[2],
-            m[2][0] * x[0] + m[2][1] * x[1] + m[2][2] * x[2],
-        )
+        widen(self) * x
     }
     #[inline(always)]
     fn tr_mul(&self, x: &Vector3<f64>) -> Vector3<f64> {
-        let m = self.map(|row| row.map(f64::from));
-        Vector3::new(
-            m[0][0] * x[0] + m[1][0] * x[1] + m[2][0] * x[2],
-            m[0][1] * x[0] + m[1][1] * x[1] + m[2][1] * x[2],
-            m[0][2] * x[0] + m[1][2] * x[1] + m[2][2] * x[2],
-        )
+        widen(self).tr_mul(x)
     }
+}
+
+#[inline(always)]
+fn widen(m: &[[f32; 3]; 3]) -> Matrix3<f64> {
+    Matrix3::from_fn(|r, c| f64::from(m[r][c]))
 }
 
 /// Forward block Gauss–Seidel from `x = 0` on `A x = b` over the free vertices, and the

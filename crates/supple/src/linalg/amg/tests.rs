@@ -169,15 +169,11 @@ fn the_v_cycle_is_thread_count_independent() {
             ..Default::default()
         };
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let (a, fixed, mut amg) = setup(cells, settings);
-                    let r = random_vectors(fixed.len(), 5, &fixed);
-                    (apply(&mut amg, &a, &fixed, &r), amg.info())
-                })
+            crate::linalg::test_support::on_threads(threads, || {
+                let (a, fixed, mut amg) = setup(cells, settings);
+                let r = random_vectors(fixed.len(), 5, &fixed);
+                (apply(&mut amg, &a, &fixed, &r), amg.info())
+            })
         };
         let (z1, info1) = run(1);
         let (z2, info2) = run(2);

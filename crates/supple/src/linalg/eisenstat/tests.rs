@@ -132,21 +132,17 @@ fn eisenstat_ssor_is_thread_count_independent() {
     let b = random_vectors(n, 5, &fixed);
     let x0 = vec![Vector3::zeros(); n];
     let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| {
-                solve(
-                    &a,
-                    &b,
-                    &fixed,
-                    &x0,
-                    1e-8,
-                    500,
-                    Preconditioner::EisenstatSsor,
-                )
-            })
+        crate::linalg::test_support::on_threads(threads, || {
+            solve(
+                &a,
+                &b,
+                &fixed,
+                &x0,
+                1e-8,
+                500,
+                Preconditioner::EisenstatSsor,
+            )
+        })
     };
     let ((x1, s1), (x2, s2)) = (run(1), run(2));
     assert!(s1.converged && s1 == s2, "{s1:?} {s2:?}");

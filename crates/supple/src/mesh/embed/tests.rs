@@ -289,11 +289,7 @@ fn the_same_bits_on_one_and_two_threads() {
         .map(|p| p + Vector3::new(p.y * 0.3, 0.0, p.x * p.z))
         .collect();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        crate::linalg::test_support::on_threads(threads, || {
             let e = Embedding::new(&m, &pts).unwrap();
             let mut out = vec![Vector3::zeros(); pts.len()];
             e.positions(&x, &mut out).unwrap();

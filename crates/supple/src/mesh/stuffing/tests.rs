@@ -207,11 +207,9 @@ fn triangle_surface_and_analytic_sphere_agree() {
 fn output_is_deterministic_across_runs_and_thread_counts() {
     let t = torus_surface(1.0, 0.35, 48, 16);
     let run = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| stuff(&t, &StuffingParams::new(0.1)).unwrap().mesh)
+        crate::linalg::test_support::on_threads(threads, || {
+            stuff(&t, &StuffingParams::new(0.1)).unwrap().mesh
+        })
     };
     let one = run(1);
     assert_eq!(one, run(2));
