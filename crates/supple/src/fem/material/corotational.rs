@@ -177,8 +177,8 @@ impl ForceModel for Corotational {
         match self.settings.rotation {
             // Warm start from the element's last rotation: it turns little in one step, and
             // the Newton iteration on the rotation then needs 2–3 steps instead of Higham's 5–8.
-            RotationMethod::Polar => par::for_each_mut(&mut self.rotations, |e, r| {
-                *r = polar::rotation_near(&elems.deformation_gradient(e, x), r);
+            RotationMethod::Polar => polar::update_rotations_near(&mut self.rotations, |e| {
+                elems.deformation_gradient(e, x)
             }),
             RotationMethod::Svd | RotationMethod::SvdInvertible => {
                 par::for_each_mut(&mut self.rotations, |e, r| {

@@ -121,9 +121,7 @@ impl ForceModel for Hybrid {
     }
 
     fn update_frames(&mut self, elems: &ElementSet, x: &[Vector3<f64>]) {
-        par::for_each_mut(&mut self.rotations, |e, r| {
-            *r = polar::rotation_near(&elems.deformation_gradient(e, x), r);
-        });
+        polar::update_rotations_near(&mut self.rotations, |e| elems.deformation_gradient(e, x));
     }
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {

@@ -9,6 +9,10 @@
 
 use nalgebra::Matrix3;
 
+mod near;
+
+pub use near::{rotation_near, update_rotations_near};
+
 /// Smallest `det F / ‖F‖³` for which the Newton iteration is used.
 const NEWTON_MIN_REL_DET: f64 = 1e-3;
 const NEWTON_MAX_ITERS: usize = 20;
@@ -27,84 +31,6 @@ pub fn rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
         }
     }
     svd_rotation(f)
-}
-
-/// The polar rotation of `f`, by Newton's method on the rotation itself, started from a nearby
-/// rotation `r0` (the element's rotation at the previous step).
-///
-/// With `G = RᵀF = S + A` (symmetric + skew), the update `R ← R exp(W)` makes `exp(W)ᵀG`
-/// symmetric to first order when `(tr S · I − S) w = 2 axial(A)` — the identity behind the
-/// corotational tangent (`RᵀdF − dFᵀR = WS + SW`). The update is applied with the Cayley map,
-/// which keeps `R` orthogonal. Convergence is quadratic in the distance to the answer, not in
-/// the stretch, so a warm start one time step away needs 2–3 cheap iterations where the
-/// Higham iteration needs 5–8. The result is accepted only when `RᵀF` ends symmetric positive
-/// definite (which defines the polar rotation for `det F > 0`); otherwise [`rotation`] decides.
-pub fn rotation_near(f: &Matrix3<f64>, r0: &Matrix3<f64>) -> Matrix3<f64> {
-    let mut r = *r0;
-    let scale2 = f.norm_squared();
-    for _ in 0..6 {
-        let g = r.tr_mul(f);
-        let (s00, s11, s22) = (g[(0, 0)], g[(1, 1)], g[(2, 2)]);
-        let s01 = 0.5 * (g[(0, 1)] + g[(1, 0)]);
-        let s02 = 0.5 * (g[(0, 2)] + g[(2, 0)]);
-        let s12 = 0.5 * (g[(1, 2)] + g[(2, 1)]);
-        // b = 2 axial(skew G)
-        let b = [
-            g[(2, 1)] - g[(1, 2)],
-            g[(0, 2)] - g[(2, 0)],
-            g[(1, 0)] - g[(0, 1)],
-        ];
-        // m = tr(S) I − S, solved by cofactors (symmetric).
-        let (m00, m11, m22) = (s11 + s22, s00 + s22, s00 + s11);
-        let (m01, m02, m12) = (-s01, -s02, -s12);
-        let c00 = m11 * m22 - m12 * m12;
-        let c01 = m02 * m12 - m01 * m22;
-        let c02 = m01 * m12 - m02 * m11;
-        let c11 = m00 * m22 - m02 * m02;
-        let c12 = m01 * m02 - m00 * m12;
-        let c22 = m00 * m11 - m01 * m01;
-        let det = m00 * c00 + m01 * c01 + m02 * c02;
-        // tr S·I − S is positive definite when S is: a small or negative det means the
-        // element is far from the warm start, degenerate or inverted.
-        if det.is_nan() || det <= 1e-6 * scale2 * scale2.sqrt() {
-            break;
-        }
-        let inv = 1.0 / det;
-        let w = [
-            (c00 * b[0] + c01 * b[1] + c02 * b[2]) * inv,
-            (c01 * b[0] + c11 * b[1] + c12 * b[2]) * inv,
-            (c02 * b[0] + c12 * b[1] + c22 * b[2]) * inv,
-        ];
-        // Cayley map with h = w/2: Q = [(1 − |h|²) I + 2 [h]× + 2 h hᵀ] / (1 + |h|²).
-        let h = nalgebra::Vector3::new(0.5 * w[0], 0.5 * w[1], 0.5 * w[2]);
-        let hh = h.norm_squared();
-        let k = 1.0 / (1.0 + hh);
-        let q = Matrix3::new(
-            1.0 - hh + 2.0 * h.x * h.x,
-            2.0 * (h.x * h.y - h.z),
-            2.0 * (h.x * h.z + h.y),
-            2.0 * (h.x * h.y + h.z),
-            1.0 - hh + 2.0 * h.y * h.y,
-            2.0 * (h.y * h.z - h.x),
-            2.0 * (h.x * h.z - h.y),
-            2.0 * (h.y * h.z + h.x),
-            1.0 - hh + 2.0 * h.z * h.z,
-        ) * k;
-        r *= q;
-        if hh < 2.5e-15 {
-            // Quadratic convergence: the remaining error is below round-off. Accept if S is
-            // positive definite (leading minors).
-            let pd = s00 > 0.0 && s00 * s11 - s01 * s01 > 0.0 && {
-                let sm = Matrix3::new(s00, s01, s02, s01, s11, s12, s02, s12, s22);
-                sm.determinant() > 0.0
-            };
-            if pd {
-                return r;
-            }
-            break;
-        }
-    }
-    rotation(f)
 }
 
 /// Scaled Newton iteration for the orthogonal polar factor (`det f > 0` assumed).
