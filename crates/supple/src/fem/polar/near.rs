@@ -60,9 +60,9 @@ pub fn update_rotations_near(
                 *fl = deformation(e0 + l);
             }
             let accepted = newton(&f, chunk);
-            for l in 0..LANES {
-                if !accepted[l] {
-                    chunk[l] = rotation(&f[l]);
+            for ((r, f), ok) in chunk.iter_mut().zip(&f).zip(accepted) {
+                if !ok {
+                    *r = rotation(f);
                 }
             }
         } else {
@@ -89,6 +89,7 @@ pub fn update_rotations_near(
 /// The Newton iteration on `N` elements in lockstep: lane `l` starts from `r[l]` and ends
 /// there with the accepted rotation (`true`), or `false` where the robust path must decide.
 #[inline(always)]
+#[allow(clippy::needless_range_loop)] // the lane index ties five arrays together
 fn newton<const N: usize>(f: &[Matrix3<f64>; N], r: &mut [Matrix3<f64>; N]) -> [bool; N] {
     // tr S·I − S is positive definite when S is: a small or negative determinant means the
     // element is far from the warm start, degenerate or inverted.
@@ -102,8 +103,8 @@ fn newton<const N: usize>(f: &[Matrix3<f64>; N], r: &mut [Matrix3<f64>; N]) -> [
     let mut steps = [Step::ZERO; N];
     for _ in 0..MAX_ITERS {
         // Every lane's step, with no branch between them: independent chains to overlap.
-        for l in 0..N {
-            steps[l] = step(&r[l], &f[l]);
+        for ((s, r), f) in steps.iter_mut().zip(r.iter()).zip(f) {
+            *s = step(r, f);
         }
         let mut any = false;
         for l in 0..N {
@@ -132,9 +133,9 @@ fn newton<const N: usize>(f: &[Matrix3<f64>; N], r: &mut [Matrix3<f64>; N]) -> [
     accepted
 }
 
-/// One Newton step from `r`: the updated rotation, the determinant of `tr S·I − S` the step
-/// divided by, `|h|²` of the Cayley update, and `S = sym(RᵀF)` (`s00, s11, s22, s01, s02,
-/// s12`). Straight-line code (no branch), so that lanes interleave.
+/// What one Newton step from `r` gives: the updated rotation, the determinant of `tr S·I − S`
+/// the step divided by, `|h|²` of the Cayley update, and `S = sym(RᵀF)` (`s00, s11, s22,
+/// s01, s02, s12`). [`step`] is straight-line code (no branch), so that lanes interleave.
 #[derive(Clone, Copy)]
 struct Step {
     r: Matrix3<f64>,
@@ -152,6 +153,7 @@ impl Step {
     };
 }
 
+/// One Newton step from `r` toward the polar rotation of `f` (see [`Step`]).
 #[inline(always)]
 fn step(r: &Matrix3<f64>, f: &Matrix3<f64>) -> Step {
     let g = r.tr_mul(f);

@@ -103,7 +103,21 @@ struct Sweeps {
     start: Vec<u32>,
     cols: Vec<u32>,
     blocks: Vec<Matrix3<f64>>,
+    /// Whether the backward sweep asks for the blocks of the rows ahead (blocks larger than
+    /// the L2 cache, see [`PREFETCH_MIN_BYTES`]).
+    prefetch: bool,
 }
+
+/// Smallest compact copy (bytes of blocks) whose backward sweep prefetches. The sweep walks
+/// the rows from the last to the first, each row's blocks upwards in memory, and on the 20k
+/// bench bar (2.7 MB of blocks) `perf annotate` put a fifth of the solve's samples on its
+/// first block load: it waited for memory. Below ~1 MiB the copy stays in the caches, so
+/// the threshold is the tangent scatter's (`fem::elements`), not measured again here
+/// (EXPERIMENTS.md, issue 18, *The rotations four at a time*).
+const PREFETCH_MIN_BYTES: usize = 1 << 20;
+
+/// How many rows ahead of the one it solves the backward sweep asks for the blocks.
+const BACKWARD_PREFETCH_ROWS: usize = 3;
 
 impl Sweeps {
     /// Copies `D⁻¹` and the transposed upper blocks of `a` (the offsets are made again only
@@ -120,6 +134,8 @@ impl Sweeps {
                 self.start.push(self.cols.len() as u32);
             }
             self.blocks = vec![Matrix3::zeros(); self.cols.len()];
+            self.prefetch =
+                self.blocks.len() * std::mem::size_of::<Matrix3<f64>>() >= PREFETCH_MIN_BYTES;
             self.row_ptr.clone_from(&p.row_ptr);
             self.diag.clone_from(&p.diag);
         }
@@ -138,6 +154,30 @@ impl Sweeps {
                 *dst = src.transpose();
             }
         }
+    }
+
+    /// A hint to load the cache lines of row `i`'s blocks; no effect on results.
+    #[inline(always)]
+    fn prefetch_row(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
+            let first = self.blocks[s..e].as_ptr().cast::<i8>();
+            let bytes = (e - s) * std::mem::size_of::<Matrix3<f64>>();
+            let mut offset = 0;
+            while offset < bytes {
+                // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads nothing
+                // and never faults, whatever the address.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(offset)) };
+                offset += 64;
+            }
+            // The last line, which the 64-byte steps miss when the row starts mid-line.
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(bytes - 1)) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
     }
 
     /// Row `i`: `Dᵢ⁻¹`, the blocks `Aⱼᵢ` (`j > i`) and their `j`.
@@ -346,7 +386,11 @@ impl EisenstatSsor {
     fn backward(&mut self, fixed: &[bool], beta: f64) {
         let n = self.r.len();
         let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
+        let prefetch = self.sweeps.prefetch;
         for i in (0..n).rev() {
+            if prefetch && i >= BACKWARD_PREFETCH_ROWS {
+                self.sweeps.prefetch_row(i - BACKWARD_PREFETCH_ROWS);
+            }
             if fixed[i] {
                 continue;
             }

@@ -151,3 +151,33 @@ fn eisenstat_ssor_is_thread_count_independent() {
         .zip(q.iter())
         .all(|(s, t)| s.to_bits() == t.to_bits())));
 }
+
+/// The backward sweep's prefetch is a hint: forced on for a matrix below its size threshold,
+/// the solve gives the bits it gives without it.
+#[test]
+fn the_backward_prefetch_changes_no_value() {
+    use super::EisenstatSsor;
+    let (a, n) = bar_system([12, 3, 3]);
+    let fixed: Vec<bool> = (0..n).map(|i| i % 13 == 0).collect();
+    let b = random_vectors(n, 3, &fixed);
+    let settings = PcgSettings {
+        tolerance: 1e-10,
+        max_iterations: 500,
+        preconditioner: Preconditioner::EisenstatSsor,
+    };
+    let run = |prefetch: bool| {
+        let mut es = EisenstatSsor::new(n);
+        es.refresh(&a, &fixed);
+        assert!(
+            !es.sweeps.prefetch,
+            "a small matrix does not prefetch by itself"
+        );
+        es.sweeps.prefetch = prefetch;
+        let mut x = vec![Vector3::zeros(); n];
+        let info = es.solve(&a, &b, &fixed, &mut x, &settings).unwrap();
+        (x, info.iterations)
+    };
+    let ((x0, it0), (x1, it1)) = (run(false), run(true));
+    assert_eq!(it0, it1);
+    assert!(x0.iter().zip(&x1).all(|(u, v)| u == v));
+}
