@@ -110,7 +110,7 @@ struct Sweeps {
 
 /// Smallest compact copy (bytes of blocks) whose backward sweep prefetches. The sweep walks
 /// the rows from the last to the first, each row's blocks upwards in memory, and on the 20k
-/// bench bar (2.7 MB of blocks) `perf annotate` put a fifth of the solve's samples on its
+/// bench bar (a copy of 2.3 MB) `perf annotate` put a fifth of the solve's samples on its
 /// first block load: it waited for memory. Below ~1 MiB the copy stays in the caches, so
 /// the threshold is the tangent scatter's (`fem::elements`), not measured again here
 /// (EXPERIMENTS.md, issue 18, *The rotations four at a time*).
