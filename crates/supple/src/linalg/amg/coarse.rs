@@ -147,10 +147,9 @@ impl<T: Real> CoarseLower<T> {
             }
             *yi = s;
         }
-        for i in 0..self.n_brows() {
+        for (i, xi) in x.iter().enumerate().take(self.n_brows()) {
             let (blocks, cols) = self.row(i);
-            let xi = x[i];
-            scatter(blocks, cols, &xi, y, 1.0);
+            scatter(blocks, cols, xi, y, 1.0);
         }
     }
 

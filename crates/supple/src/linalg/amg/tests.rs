@@ -437,9 +437,9 @@ fn the_coarse_lower_half_sweeps_are_block_gauss_seidel() {
     let mut want = x0.clone();
     for bi in (0..m / 6).rev() {
         let mut s = [0.0; 6];
-        for r in 0..6 {
+        for (r, sr) in s.iter_mut().enumerate() {
             let i = 6 * bi + r;
-            s[r] = b[i]
+            *sr = b[i]
                 - (0..m)
                     .filter(|j| j / 6 != bi)
                     .map(|j| dense[i][j] * want[j])
