@@ -56,6 +56,8 @@ pub enum BenchPreconditioner {
     EisenstatSsor,
     MulticolorSsor,
     Amg,
+    /// Eisenstat SSOR below 12,000 free vertices, the multigrid from there (the default).
+    Auto,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -151,7 +153,8 @@ fn amg_builds(world: &supple::world::World) -> f64 {
         .sum()
 }
 
-fn solver_uses_amg(integrator: &supple::time::IntegratorKind) -> bool {
+/// Whether the solver runs the multigrid on a body with `free` free vertices.
+fn solver_uses_amg(integrator: &supple::time::IntegratorKind, free: usize) -> bool {
     use supple::time::{IntegratorKind as I, LinearSolverKind as L};
     let solver = match integrator {
         I::BackwardEulerLinearized { solver, .. } => solver,
@@ -160,7 +163,7 @@ fn solver_uses_amg(integrator: &supple::time::IntegratorKind) -> bool {
         }
         _ => return false,
     };
-    matches!(solver, L::Pcg(p) if p.preconditioner == Preconditioner::Amg)
+    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(free) == Preconditioner::Amg)
 }
 
 /// One standalone multigrid build on the first body's `M + dt² K`, timed.
@@ -304,6 +307,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
                 BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
                 BenchPreconditioner::Amg => Preconditioner::Amg,
+                BenchPreconditioner::Auto => Preconditioner::Auto,
             };
         }
     }
@@ -390,7 +394,12 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         .zip(cpu_start)
         .map(|(end, start)| (end - start) / args.steps.max(1) as f64);
     let builds_timed = amg_builds(&world) - builds_warmup;
-    let uses_amg = solver_uses_amg(&scene.integrator);
+    // The first body's free vertices decide `auto` (`amg_setup` builds on that body).
+    let free = world
+        .bodies
+        .first()
+        .map_or(0, |b| b.fixed.iter().filter(|&&f| !f).count());
+    let uses_amg = solver_uses_amg(&scene.integrator, free);
     let amg = if uses_amg {
         amg_setup(&world, scene.dt).map(|(ms, info)| AmgBench {
             builds_warmup,

@@ -328,6 +328,7 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
             BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
             BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
             BenchPreconditioner::Amg => Preconditioner::Amg,
+            BenchPreconditioner::Auto => Preconditioner::Auto,
         },
         ..PcgSettings::default()
     };

@@ -115,7 +115,7 @@ impl Default for SolverSection {
             tolerance: 1e-6,
             max_iterations: 1000,
             warm_start: WarmStartName::Extrapolate,
-            preconditioner: PreconditionerName::EisenstatSsor,
+            preconditioner: PreconditionerName::Auto,
             ordering: OrderingName::Nd,
             seed: 1,
         }
@@ -130,6 +130,7 @@ pub(super) enum PreconditionerName {
     EisenstatSsor,
     MulticolorSsor,
     Amg,
+    Auto,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]

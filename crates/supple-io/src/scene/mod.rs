@@ -337,6 +337,7 @@ fn validate(
             PreconditionerName::EisenstatSsor => Preconditioner::EisenstatSsor,
             PreconditionerName::MulticolorSsor => Preconditioner::MulticolorSsor,
             PreconditionerName::Amg => Preconditioner::Amg,
+            PreconditionerName::Auto => Preconditioner::Auto,
         },
     };
     let solver = match file.solver.kind {

@@ -27,9 +27,9 @@ pub enum Preconditioner {
     /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic. See
     /// `linalg::eisenstat`. A solve that breaks down (`pᵀ A p ≤ 0`: a matrix that is not
     /// positive definite, as on the tangents of very large deformations) is run again with
-    /// block Jacobi from the same first guess. The default: fewer CPU ms per step than block Jacobi on the 450,
-    /// 20k and 160k-tet bars of EXPERIMENTS.md (*Performance (issue 18)*).
-    #[default]
+    /// block Jacobi from the same first guess. Fewer CPU ms per step than block Jacobi on the
+    /// 450, 20k and 160k-tet bars of EXPERIMENTS.md (*Performance (issue 18)*); what
+    /// [`Preconditioner::Auto`] runs on small systems.
     EisenstatSsor,
     /// Symmetric block Gauss–Seidel in a vertex-colour order: the rows of one colour are
     /// independent, so the sweeps run in parallel (same bits for any thread count). See
@@ -38,6 +38,31 @@ pub enum Preconditioner {
     /// Smoothed-aggregation algebraic multigrid (one V-cycle) with the rigid-body modes as
     /// near-null space: iteration counts nearly flat under refinement. See `linalg::amg`.
     Amg,
+    /// The default: [`Preconditioner::EisenstatSsor`] below [`AUTO_AMG_MIN_FREE`] free
+    /// vertices, [`Preconditioner::Amg`] from there ([`Preconditioner::resolve`]). Chosen per
+    /// solve from the fixed mask, so a body keeps its choice while its fixed set does.
+    #[default]
+    Auto,
+}
+
+/// Free vertices from which [`Preconditioner::Auto`] runs the multigrid. Measured on the
+/// corotational bars of EXPERIMENTS.md (*Multigrid from 12,000 free vertices*, one thread,
+/// CPU ms per step): Eisenstat SSOR is faster at 4,840 free vertices (the 20k-tet bar), the
+/// two tie at 8,112 (36k tets), the multigrid is faster at 15,360 (67.5k tets, −35 %) and
+/// 35,280 (160k tets, −60 %); its CG iterations also stop growing with the mesh (the issue's
+/// 160k / 20k ratio ≤ 1.5). The threshold sits between the tie and the first clear win.
+pub const AUTO_AMG_MIN_FREE: usize = 12_000;
+
+impl Preconditioner {
+    /// The preconditioner that runs on a system with `free` free vertices: `Auto` resolved,
+    /// any other one itself.
+    pub fn resolve(self, free: usize) -> Self {
+        match self {
+            Self::Auto if free >= AUTO_AMG_MIN_FREE => Self::Amg,
+            Self::Auto => Self::EisenstatSsor,
+            p => p,
+        }
+    }
 }
 
 /// Stopping rule: `‖r‖ ≤ tolerance · ‖b‖` on the free dofs, or `max_iterations`.
@@ -53,7 +78,7 @@ impl Default for PcgSettings {
         Self {
             tolerance: 1e-6,
             max_iterations: 1000,
-            preconditioner: Preconditioner::EisenstatSsor,
+            preconditioner: Preconditioner::Auto,
         }
     }
 }
@@ -196,7 +221,9 @@ impl Pcg {
         settings: &PcgSettings,
     ) -> PcgStats {
         let ws = &mut self.ws;
-        let result = match settings.preconditioner {
+        let free = fixed.iter().filter(|&&f| !f).count();
+        let result = match settings.preconditioner.resolve(free) {
+            Preconditioner::Auto => unreachable!("resolved"),
             Preconditioner::BlockJacobi => {
                 self.jacobi.refresh(a, fixed);
                 conjugate_gradient(ws, a, b, fixed, x, settings, &mut self.jacobi)
@@ -480,5 +507,38 @@ mod tests {
         assert_eq!(stats.iterations, 2);
         assert!(!stats.converged);
         assert!(stats.relative_residual > 1e-14);
+    }
+
+    /// `Auto` is Eisenstat SSOR below [`AUTO_AMG_MIN_FREE`] free vertices and the multigrid
+    /// from there; a solve with `Auto` is the resolved preconditioner's, bit for bit.
+    #[test]
+    fn auto_resolves_by_free_vertices() {
+        let auto = Preconditioner::Auto;
+        assert_eq!(
+            auto.resolve(AUTO_AMG_MIN_FREE - 1),
+            Preconditioner::EisenstatSsor
+        );
+        assert_eq!(auto.resolve(AUTO_AMG_MIN_FREE), Preconditioner::Amg);
+        assert_eq!(
+            Preconditioner::BlockJacobi.resolve(1 << 20),
+            Preconditioner::BlockJacobi
+        );
+        assert_eq!(PcgSettings::default().preconditioner, auto);
+        let a = spd_matrix();
+        let b: Vec<Vector3<f64>> = (0..6)
+            .map(|i| Vector3::new(1.0, i as f64, -0.5 * i as f64))
+            .collect();
+        let fixed = [true, false, false, false, false, false];
+        let solve = |preconditioner| {
+            let mut x = vec![Vector3::zeros(); 6];
+            let settings = PcgSettings {
+                tolerance: 1e-12,
+                preconditioner,
+                ..Default::default()
+            };
+            let stats = Pcg::new(6).solve(&a, &b, &fixed, &mut x, &settings);
+            (x, stats)
+        };
+        assert_eq!(solve(auto), solve(Preconditioner::EisenstatSsor));
     }
 }

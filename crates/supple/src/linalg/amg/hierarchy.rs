@@ -3,6 +3,7 @@
 //! prolongate. The finest level's smoothing is the caller's (`super::Amg::apply`).
 
 use super::block::{Bsr, Real};
+use super::coarse::CoarseLower;
 use super::csr::Csr;
 use super::{setup, smooth};
 use nalgebra::{Cholesky, DVector, Dyn};
@@ -10,9 +11,8 @@ use nalgebra::{Cholesky, DVector, Dyn};
 /// One level below the finest, with its vectors (`6 × 6` blocks: six dofs per aggregate).
 #[derive(Debug, Clone)]
 pub(super) struct Level<T> {
-    pub a: Bsr<6, 6, T>,
-    /// Position of each block row's diagonal block in `a`.
-    pub diag: Vec<usize>,
+    /// The operator's lower half, which the sweeps read (`coarse`).
+    pub lower: CoarseLower<T>,
     /// Inverse diagonal blocks (`f64`, from the unrounded operator).
     pub d_inv: Vec<[[f64; 6]; 6]>,
     pub x: Vec<f64>,
@@ -48,12 +48,11 @@ impl<T: Real> Hierarchy<T> {
         let levels = coarse
             .iter()
             .map(|c| {
-                let a = Bsr::from_csr(c, true);
+                let a = Bsr::<6, 6, T>::from_csr(c, true);
                 let n = c.n_rows;
                 Level {
-                    diag: smooth::diagonal_positions(&a),
+                    lower: CoarseLower::new(&a, &smooth::diagonal_positions(&a)),
                     d_inv: smooth::diagonal_inverses::<6>(c),
-                    a,
                     x: vec![0.0; n],
                     b: vec![0.0; n],
                     res: vec![0.0; n],
@@ -84,7 +83,7 @@ impl<T: Real> Hierarchy<T> {
             bytes += t.p.bytes() + t.r.bytes();
         }
         for l in &self.levels {
-            bytes += l.a.bytes() + 8 * (l.diag.len() + 36 * l.d_inv.len() + 3 * l.x.len());
+            bytes += l.lower.bytes() + 8 * (36 * l.d_inv.len() + 3 * l.x.len());
         }
         let nc = self.rhs.len();
         bytes + 8 * nc * (nc + 1)
@@ -100,14 +99,8 @@ impl<T: Real> Hierarchy<T> {
         for l in 0..last {
             let (lo, hi) = self.levels.split_at_mut(l + 1);
             let lv = &mut lo[l];
-            smooth::coarse_forward_from_zero(
-                &lv.a,
-                &lv.diag,
-                &lv.d_inv,
-                &lv.b,
-                &mut lv.x,
-                &mut lv.res,
-            );
+            lv.lower
+                .forward_from_zero(&lv.d_inv, &lv.b, &mut lv.x, &mut lv.res);
             self.rest[l].r.mul_vec(&lv.res, &mut hi[0].b);
         }
         let lv = &mut self.levels[last];
@@ -118,7 +111,7 @@ impl<T: Real> Hierarchy<T> {
             let (lo, hi) = self.levels.split_at_mut(l + 1);
             let lv = &mut lo[l];
             self.rest[l].p.mul_vec_add(&hi[0].x, &mut lv.x);
-            smooth::coarse_backward(&lv.a, &lv.diag, &lv.d_inv, &lv.b, &mut lv.x);
+            lv.lower.backward(&lv.d_inv, &lv.b, &mut lv.x);
         }
         self.p0.mul_vec_add(&self.levels[0].x, z);
     }

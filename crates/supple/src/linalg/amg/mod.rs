@@ -12,7 +12,8 @@
 //! (or, with [`AmgSettings::multicolor_finest`], multicolour sweeps, `linalg::multicolor`,
 //! and an explicit residual); coarse levels use block Gauss–Seidel by `6 × 6` blocks the same
 //! way, forward before and backward after, on block storage (`block`, `hierarchy`: `3 × 6`
-//! blocks for the finest prolongator, `6 × 6` below, optionally `f32`). Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
+//! blocks for the finest prolongator, `6 × 6` below, optionally `f32`), each sweep reading
+//! only the operator's lower half (`coarse`). Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
 //! SPD matrix, so the cycle is symmetric positive definite for any SPD coarse solve
 //! (Vassilevski, *Multilevel Block Factorization Preconditioners*, 2008, Prop. 5.1). This
 //! holds even when the coarse operators are older than the current matrix, which is what
@@ -27,6 +28,7 @@
 //! last build. With a constant matrix (`matrix_changed: false`) nothing is redone.
 
 mod block;
+mod coarse;
 mod csr;
 mod finest;
 mod hierarchy;

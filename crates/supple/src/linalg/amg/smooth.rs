@@ -15,7 +15,7 @@
 //! residual (Vassilevski 2008, Prop. 5.1); only rounding differs.
 //!
 //! The coarse levels are swept the same way by `6 × 6` blocks (one block per pair of
-//! aggregates, [`coarse_forward_from_zero`], [`coarse_backward`]).
+//! aggregates), on their lower halves only (`coarse`).
 //!
 //! **Backward sweep** (the post-smoother, the adjoint of the forward one): every row reads
 //! its whole row, `x_i ← D_i⁻¹ (b_i − Σ_{j≠i} A_ij x_j)`, in decreasing row order.
@@ -132,86 +132,6 @@ pub fn block_backward<M: Block3>(
         }
         x[i] = d_inv[i] * acc;
     }
-}
-
-/// Forward block Gauss–Seidel from `x = 0` on a coarse level `a x = b` (`B × B` blocks,
-/// six coarse dofs per aggregate) and the residual `res = b − a x`, as
-/// [`block_forward_from_zero`]; `diag[I]` is the position of block row `I`'s diagonal block
-/// (its lower blocks come before it) and `d_inv[I]` its inverse, computed in `f64` from the
-/// unrounded operator. A zero dof (a dependent rigid mode, `T`'s zero column) has a zero
-/// row and column in `d_inv` and in `a`: it keeps `x = 0` and `res = b`.
-pub fn coarse_forward_from_zero<const B: usize, T: Real>(
-    a: &Bsr<B, B, T>,
-    diag: &[usize],
-    d_inv: &[[[f64; B]; B]],
-    b: &[f64],
-    x: &mut [f64],
-    res: &mut [f64],
-) {
-    let (b, _) = b.as_chunks::<B>();
-    let (x, _) = x.as_chunks_mut::<B>();
-    let (res, _) = res.as_chunks_mut::<B>();
-    for i in 0..a.n_brows {
-        let (s, d) = (a.ptr[i], diag[i]);
-        let mut acc = b[i];
-        let lower = a.row_product(s..d, x);
-        for r in 0..B {
-            acc[r] -= lower[r];
-        }
-        let di = &d_inv[i];
-        let xi = block_solve(di, &acc);
-        x[i] = xi;
-        // Rows after `i` scatter into `res[i]` later; its own part is zero except on zero
-        // dofs, whose row of `a` is zero.
-        for r in 0..B {
-            res[i][r] = if di[r][r] == 0.0 { acc[r] } else { 0.0 };
-        }
-        for (m, &j) in a.val[s..d].iter().zip(&a.idx[s..d]) {
-            let rj = &mut res[j as usize];
-            for r in 0..B {
-                for c in 0..B {
-                    rj[c] -= m[r][c].get() * xi[r];
-                }
-            }
-        }
-    }
-}
-
-/// Backward block Gauss–Seidel on a coarse level `a x = b` (the adjoint of
-/// [`coarse_forward_from_zero`]).
-pub fn coarse_backward<const B: usize, T: Real>(
-    a: &Bsr<B, B, T>,
-    diag: &[usize],
-    d_inv: &[[[f64; B]; B]],
-    b: &[f64],
-    x: &mut [f64],
-) {
-    let (b, _) = b.as_chunks::<B>();
-    let (x, _) = x.as_chunks_mut::<B>();
-    for i in (0..a.n_brows).rev() {
-        let (s, d, e) = (a.ptr[i], diag[i], a.ptr[i + 1]);
-        let lower = a.row_product(s..d, x);
-        let upper = a.row_product(d + 1..e, x);
-        let mut acc = b[i];
-        for r in 0..B {
-            acc[r] -= lower[r] + upper[r];
-        }
-        let di = &d_inv[i];
-        let xi = block_solve(di, &acc);
-        x[i] = xi;
-    }
-}
-
-/// `D⁻¹ acc` with a diagonal block's inverse `d_inv` (row-major), summed in column order.
-#[inline]
-fn block_solve<const B: usize>(d_inv: &[[f64; B]; B], acc: &[f64; B]) -> [f64; B] {
-    let mut x = [0.0; B];
-    for r in 0..B {
-        for c in 0..B {
-            x[r] += d_inv[r][c] * acc[c];
-        }
-    }
-    x
 }
 
 /// Position of each block row's diagonal block (stored: [`Bsr::from_csr`] with `diagonal`).
