@@ -114,7 +114,7 @@ impl Default for SolverSection {
             kind: SolverName::Pcg,
             tolerance: 1e-6,
             max_iterations: 1000,
-            warm_start: WarmStartName::Extrapolate,
+            warm_start: WarmStartName::Adaptive,
             preconditioner: PreconditionerName::EisenstatSsor,
             ordering: OrderingName::Nd,
             seed: 1,
@@ -138,6 +138,7 @@ pub(super) enum WarmStartName {
     Zero,
     Velocity,
     Extrapolate,
+    Adaptive,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
