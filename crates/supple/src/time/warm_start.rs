@@ -165,13 +165,13 @@ impl VelocityHistory {
                 let mut pred = d[0];
                 let e = vi[c] - pred;
                 err[0] += e * e;
-                for k in 1..=top {
+                for (k, ek) in err.iter_mut().enumerate().take(top + 1).skip(1) {
                     for j in 0..=top - k {
                         d[j] -= d[j + 1];
                     }
                     pred += d[0];
                     let e = vi[c] - pred;
-                    err[k] += e * e;
+                    *ek += e * e;
                 }
             }
         }
