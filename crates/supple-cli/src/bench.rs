@@ -65,6 +65,7 @@ pub enum BenchWarmStart {
     Zero,
     Velocity,
     Extrapolate,
+    Adaptive,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -323,6 +324,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             BenchWarmStart::Zero => WarmStart::Zero,
             BenchWarmStart::Velocity => WarmStart::Velocity,
             BenchWarmStart::Extrapolate => WarmStart::Extrapolate,
+            BenchWarmStart::Adaptive => WarmStart::Adaptive,
         };
     }
     if let Some(bp) = args.broad_phase {

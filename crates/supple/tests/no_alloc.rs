@@ -89,6 +89,40 @@ fn world_step_does_not_allocate() {
     });
 }
 
+/// The adaptive warm start (the default) keeps its velocity history in place: no allocation
+/// in its steps, counted after 8 steps (its ring of 7 past velocities full).
+#[test]
+fn adaptive_warm_start_does_not_allocate() {
+    use supple::body::Body;
+    use supple::nalgebra::Vector3;
+    use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let desc = common::bar(
+            [10, 3, 3],
+            0.1,
+            TetSplit::Five,
+            ModelKind::corotational(CorotationalTangent::Rotated),
+            true,
+        );
+        let integrator = IntegratorKind::BackwardEulerLinearized {
+            solver: LinearSolverKind::Pcg(common::pcg(1e-6)),
+            warm_start: WarmStart::Adaptive,
+        };
+        let body = Body::new(desc).unwrap();
+        let mut w =
+            World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, integrator).unwrap();
+        for _ in 0..8 {
+            w.step().unwrap();
+        }
+        let n = allocations_in_steps(&mut w);
+        assert_eq!(n, 0, "adaptive warm start: {n} allocations in 3 steps");
+    });
+}
+
 #[test]
 fn cholesky_step_does_not_allocate() {
     use supple::linalg::{LinearSolverKind, OrderingKind};

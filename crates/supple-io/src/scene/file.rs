@@ -114,7 +114,7 @@ impl Default for SolverSection {
             kind: SolverName::Pcg,
             tolerance: 1e-6,
             max_iterations: 1000,
-            warm_start: WarmStartName::Extrapolate,
+            warm_start: WarmStartName::Adaptive,
             preconditioner: PreconditionerName::Auto,
             ordering: OrderingName::Nd,
             seed: 1,
@@ -139,6 +139,7 @@ pub(super) enum WarmStartName {
     Zero,
     Velocity,
     Extrapolate,
+    Adaptive,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]

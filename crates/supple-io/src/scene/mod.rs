@@ -348,6 +348,7 @@ fn validate(
         WarmStartName::Zero => WarmStart::Zero,
         WarmStartName::Velocity => WarmStart::Velocity,
         WarmStartName::Extrapolate => WarmStart::Extrapolate,
+        WarmStartName::Adaptive => WarmStart::Adaptive,
     };
     let integrator =
         integrator::integrator(&file.integrator, solver, ordering, warm_start).map_err(invalid)?;

@@ -23,6 +23,7 @@
 //! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
 
 use super::sliding::Sliding;
+use super::warm_start::VelocityHistory;
 use super::{
     check_barrier, BackwardEuler, Integrator, NewtonSettings, StepError, StepInputs, StepStats,
     System, WarmStart,
@@ -44,6 +45,8 @@ pub struct LinearizedBackwardEuler {
     v_new: Vec<Vector3<f64>>,
     /// Velocity before the last step (for [`WarmStart::Extrapolate`]).
     v_prev: Vec<Vector3<f64>>,
+    /// The velocities of the last steps' starts (for [`WarmStart::Adaptive`]).
+    history: VelocityHistory,
     /// `dt` of the matrix kept from the last step, for models with a constant tangent.
     assembled_for: Option<f64>,
     /// Barrier models only: full backward Euler with the inversion-capped Newton line search,
@@ -129,6 +132,7 @@ impl LinearizedBackwardEuler {
             force: vec![Vector3::zeros(); n],
             v_new: vec![Vector3::zeros(); n],
             v_prev: body.v.clone(),
+            history: VelocityHistory::new(n),
             assembled_for: None,
             fallback,
             x_start: vec![Vector3::zeros(); start],
@@ -270,6 +274,13 @@ impl Integrator for LinearizedBackwardEuler {
                 let prev = &self.v_prev;
                 let cur = &*v;
                 par::for_each_mut(&mut self.v_new, |i, g| *g = 2.0 * cur[i] - prev[i]);
+            }
+            WarmStart::Adaptive => {
+                if again {
+                    self.history.again(v, &mut self.v_new);
+                } else {
+                    self.history.begin_step(inputs.time, h, v, &mut self.v_new);
+                }
             }
         }
         // Held vertices keep their place, or move with their prescribed velocity: a
