@@ -211,9 +211,9 @@ pub enum WarmStart {
     Velocity,
     /// Start from the linear extrapolation `2 vₙ − vₙ₋₁` of the last two velocities.
     Extrapolate,
-    /// Start from the polynomial extrapolation (order 0 to 3) of the last velocities whose
+    /// Start from the polynomial extrapolation (order 0 to 6) of the last velocities whose
     /// order predicted the last step best ([`warm_start`]). The default: 20k-tet bar
-    /// 20.2 → 14.8 CG iterations per step against [`WarmStart::Extrapolate`] (EXPERIMENTS.md,
+    /// 20.3 → 11.1 CG iterations per step against [`WarmStart::Extrapolate`] (EXPERIMENTS.md,
     /// issue 18, *The warm start's order*).
     #[default]
     Adaptive,
