@@ -46,7 +46,7 @@ pub fn rotation_near(f: &Matrix3<f64>, r0: &Matrix3<f64>) -> Matrix3<f64> {
 }
 
 /// Sets every `rotations[e]` to the polar rotation of `deformation(e)`, warm-started from its
-/// current value: [`rotation_near`] for each element (the same bits), [`LANES`] elements at a
+/// current value: [`rotation_near`] for each element (the same bits), `LANES` elements at a
 /// time (see the module notes); in parallel above [`par::PAR_MIN`] elements.
 pub fn update_rotations_near(
     rotations: &mut [Matrix3<f64>],
