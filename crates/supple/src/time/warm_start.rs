@@ -52,8 +52,6 @@ pub struct VelocityHistory {
     /// Time and step of the newest entry (to tell a retried step and a changed step).
     newest_at: Option<(f64, f64)>,
     order: usize,
-    /// How often each order was chosen (statistics).
-    chosen: [u64; MAX_ORDER + 1],
 }
 
 impl VelocityHistory {
@@ -65,7 +63,6 @@ impl VelocityHistory {
             filled: 0,
             newest_at: None,
             order: 0,
-            chosen: [0; MAX_ORDER + 1],
         }
     }
 
@@ -77,11 +74,6 @@ impl VelocityHistory {
     /// The order used by the last [`Self::begin_step`].
     pub fn order(&self) -> usize {
         self.order
-    }
-
-    /// How many steps chose each order so far.
-    pub fn chosen(&self) -> [u64; MAX_ORDER + 1] {
-        self.chosen
     }
 
     /// Starts the step at `time` with step `h` from the velocity `v`: chooses the order from
@@ -107,7 +99,6 @@ impl VelocityHistory {
             }
         }
         self.order = self.best_order(v);
-        self.chosen[self.order] += 1;
         self.extrapolate(self.order, v, 0, guess);
         // Store v as the newest.
         self.head = (self.head + self.past.len() - 1) % self.past.len();
