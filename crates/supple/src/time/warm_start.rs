@@ -142,30 +142,19 @@ impl VelocityHistory {
         }
         // The order-k prediction of v uses past(0..=k): needs filled ≥ k + 1.
         let top = (self.filled - 1).min(MAX_ORDER);
-        let mut err = [0.0f64; MAX_ORDER + 1];
         let p: [&[Vector3<f64>]; MAX_ORDER + 1] = std::array::from_fn(|j| self.past(j));
-        let mut d = [0.0f64; MAX_ORDER + 1];
-        // Sequential, in vertex order: the same bits on any thread count (O(n K²), next to a
-        // solve's O(nnz × iterations)). Predictions by Newton's backward differences:
-        // P₀ = q₀, Pₖ = Pₖ₋₁ + ∇ᵏq₀, the differences by repeated differencing in place.
-        for (i, vi) in v.iter().enumerate() {
-            for c in 0..3 {
-                for (j, dj) in d.iter_mut().enumerate().take(top + 1) {
-                    *dj = p[j][i][c];
-                }
-                let mut pred = d[0];
-                let e = vi[c] - pred;
-                err[0] += e * e;
-                for (k, ek) in err.iter_mut().enumerate().take(top + 1).skip(1) {
-                    for j in 0..=top - k {
-                        d[j] -= d[j + 1];
-                    }
-                    pred += d[0];
-                    let e = vi[c] - pred;
-                    *ek += e * e;
-                }
-            }
-        }
+        // One specialised loop per top order: with the order a constant, the differencing is
+        // straight-line code without bounds checks (the generic loop cost ~140 cycles per
+        // component, 12 % of the 450-tet bar's step; EXPERIMENTS.md, issue 18).
+        let err = match top {
+            0 => order_errors::<0>(&p, v),
+            1 => order_errors::<1>(&p, v),
+            2 => order_errors::<2>(&p, v),
+            3 => order_errors::<3>(&p, v),
+            4 => order_errors::<4>(&p, v),
+            5 => order_errors::<5>(&p, v),
+            _ => order_errors::<6>(&p, v),
+        };
         let mut best = 0;
         for k in 1..=top {
             if err[k] < err[best] {
@@ -176,6 +165,40 @@ impl VelocityHistory {
             .find(|&k| err[k] <= TIE * err[best])
             .unwrap_or(best)
     }
+}
+
+/// The squared prediction errors `err[k] = Σ |v − Pₖ|²` of the orders `k ≤ TOP` (zero above),
+/// summed over the components in vertex order: the same bits on any thread count (O(n K²),
+/// next to a solve's O(nnz × iterations)). Predictions by Newton's backward differences:
+/// `P₀ = q₀, Pₖ = Pₖ₋₁ + ∇ᵏq₀`, the differences by repeated differencing in place, `qⱼ` the
+/// `j`-th newest stored velocity `p[j]`.
+fn order_errors<const TOP: usize>(
+    p: &[&[Vector3<f64>]; MAX_ORDER + 1],
+    v: &[Vector3<f64>],
+) -> [f64; MAX_ORDER + 1] {
+    let n = v.len();
+    let p: [&[Vector3<f64>]; MAX_ORDER + 1] = std::array::from_fn(|j| &p[j][..n]);
+    let mut err = [0.0f64; MAX_ORDER + 1];
+    for (i, vi) in v.iter().enumerate() {
+        for c in 0..3 {
+            let mut d = [0.0f64; MAX_ORDER + 1];
+            for j in 0..=TOP {
+                d[j] = p[j][i][c];
+            }
+            let mut pred = d[0];
+            let e = vi[c] - pred;
+            err[0] += e * e;
+            for k in 1..=TOP {
+                for j in 0..=TOP - k {
+                    d[j] -= d[j + 1];
+                }
+                pred += d[0];
+                let e = vi[c] - pred;
+                err[k] += e * e;
+            }
+        }
+    }
+    err
 }
 
 /// An order is taken in place of a higher one whose squared prediction error is at most
@@ -224,6 +247,55 @@ mod tests {
                 }
             }
             assert!(checked >= 5);
+        }
+    }
+
+    /// The specialised loops give the bits of the plain generic loop they replaced (a
+    /// dynamic top order, the differences recomputed in the same order).
+    #[test]
+    fn specialised_errors_match_the_generic_loop() {
+        let n = 37;
+        let mut seed = 7u64;
+        let mut rnd = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let past: Vec<Vec<Vector3<f64>>> = (0..=MAX_ORDER)
+            .map(|_| (0..n).map(|_| Vector3::new(rnd(), rnd(), rnd())).collect())
+            .collect();
+        let v: Vec<Vector3<f64>> = (0..n).map(|_| Vector3::new(rnd(), rnd(), rnd())).collect();
+        let p: [&[Vector3<f64>]; MAX_ORDER + 1] = std::array::from_fn(|j| &past[j][..]);
+        for top in 0..=MAX_ORDER {
+            let mut expected = [0.0f64; MAX_ORDER + 1];
+            let mut d = [0.0f64; MAX_ORDER + 1];
+            for (i, vi) in v.iter().enumerate() {
+                for c in 0..3 {
+                    for (j, dj) in d.iter_mut().enumerate().take(top + 1) {
+                        *dj = p[j][i][c];
+                    }
+                    let mut pred = d[0];
+                    expected[0] += (vi[c] - pred) * (vi[c] - pred);
+                    for k in 1..=top {
+                        for j in 0..=top - k {
+                            d[j] -= d[j + 1];
+                        }
+                        pred += d[0];
+                        expected[k] += (vi[c] - pred) * (vi[c] - pred);
+                    }
+                }
+            }
+            let got = match top {
+                0 => order_errors::<0>(&p, &v),
+                1 => order_errors::<1>(&p, &v),
+                2 => order_errors::<2>(&p, &v),
+                3 => order_errors::<3>(&p, &v),
+                4 => order_errors::<4>(&p, &v),
+                5 => order_errors::<5>(&p, &v),
+                _ => order_errors::<6>(&p, &v),
+            };
+            assert_eq!(got, expected, "top order {top}");
         }
     }
 
