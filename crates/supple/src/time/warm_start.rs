@@ -175,6 +175,7 @@ impl VelocityHistory {
 /// vector registers: the same bits on any thread count, O(n K²) next to a solve's
 /// O(nnz × iterations), yet ~8 % of the 450-tet bar's step when summed one component at a
 /// time (EXPERIMENTS.md, issue 18).
+#[allow(clippy::needless_range_loop)] // lane and order indices tie several arrays together
 fn order_errors<const TOP: usize>(
     p: &[&[Vector3<f64>]; MAX_ORDER + 1],
     v: &[Vector3<f64>],
@@ -280,6 +281,7 @@ mod tests {
     /// The specialised lane loops give the errors of the plain generic loop they replaced (a
     /// dynamic top order, one component at a time) up to the order of the sums.
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn specialised_errors_match_the_generic_loop() {
         let n = 37;
         let mut seed = 7u64;
