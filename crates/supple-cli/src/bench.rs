@@ -91,6 +91,10 @@ pub enum BenchModel {
 struct Report {
     scene: String,
     threads: usize,
+    /// The widest vector instructions this binary was compiled for: `sse2` for the default
+    /// build (the x86-64 baseline, runs on any x86-64 CPU), `avx2+fma` and so on for a build
+    /// with `RUSTFLAGS="-C target-cpu=..."` (README, *A build for one machine*).
+    simd: &'static str,
     bodies: Vec<BodyInfo>,
     warmup_steps: usize,
     steps: usize,
@@ -443,6 +447,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let report = Report {
         scene: scene.name.clone(),
         threads: rayon::current_num_threads(),
+        simd: compiled_simd(),
         bodies: world
             .bodies
             .iter()
@@ -500,4 +505,25 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     Ok(())
+}
+
+/// The widest vector instruction set the binary was compiled for (see [`Report::simd`]).
+fn compiled_simd() -> &'static str {
+    if cfg!(target_feature = "avx512f") {
+        "avx512f"
+    } else if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
+        "avx2+fma"
+    } else if cfg!(target_feature = "avx2") {
+        "avx2"
+    } else if cfg!(target_feature = "avx") {
+        "avx"
+    } else if cfg!(target_feature = "sse4.2") {
+        "sse4.2"
+    } else if cfg!(target_feature = "sse2") {
+        "sse2"
+    } else if cfg!(target_feature = "simd128") {
+        "wasm simd128"
+    } else {
+        "none"
+    }
 }
