@@ -54,6 +54,7 @@ pub mod constraint;
 pub mod contact;
 pub mod fem;
 pub mod hierarchical;
+pub mod isa;
 pub mod linalg;
 pub mod load;
 pub mod mesh;

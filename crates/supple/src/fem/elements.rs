@@ -81,17 +81,29 @@ impl ElementSet {
     }
 
     /// Deformation gradient `F = Ds · Dm⁻¹` of element `e` at positions `x`.
-    #[inline]
+    #[inline(always)]
     pub fn deformation_gradient(&self, e: usize, x: &[Vector3<f64>]) -> Matrix3<f64> {
-        let [a, b, c, d] = self.tets[e].map(|i| x[i as usize]);
+        // Written out, not `.map(..)`: `map` is not inlined into the AVX2 copies.
+        let t = &self.tets[e];
+        let (a, b, c, d) = (
+            x[t[0] as usize],
+            x[t[1] as usize],
+            x[t[2] as usize],
+            x[t[3] as usize],
+        );
         Matrix3::from_columns(&[b - a, c - a, d - a]) * self.dm_inv[e]
     }
 
     /// Forces `f_a = −V · P · grad_a` of a first Piola–Kirchhoff stress `P` on element `e`.
-    #[inline]
+    #[inline(always)]
     pub fn stress_forces(&self, e: usize, p: &Matrix3<f64>) -> [Vector3<f64>; 4] {
-        let v = self.volume[e];
-        self.grad[e].map(|g| -v * (p * g))
+        let (v, g) = (self.volume[e], &self.grad[e]);
+        [
+            -v * (p * g[0]),
+            -v * (p * g[1]),
+            -v * (p * g[2]),
+            -v * (p * g[3]),
+        ]
     }
 
     /// Adds `element_force(e)` (the forces on the element's 4 vertices) into `f`.
@@ -201,7 +213,7 @@ pub struct ElementBlocks<'a> {
 
 impl ElementBlocks<'_> {
     /// Adds `m` to block `(a, b)` (`a, b < 4`).
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, a: usize, b: usize, m: &Matrix3<f64>) {
         // SAFETY: `ElementBlocks` is only made by `scatter_blocks`, on the pattern the map
         // belongs to, and elements of one colour share no vertex, hence no block.
@@ -209,7 +221,7 @@ impl ElementBlocks<'_> {
     }
 
     /// Adds `m` to block `(a, b)` and `mᵀ` to block `(b, a)` (once when `a = b`).
-    #[inline]
+    #[inline(always)]
     pub fn add_symmetric(&mut self, a: usize, b: usize, m: &Matrix3<f64>) {
         self.add(a, b, m);
         if a != b {

@@ -5,6 +5,7 @@
 
 use super::par;
 use nalgebra::{Matrix3, Vector3};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The fixed sparsity pattern: block CSR with both triangles stored, sorted columns.
@@ -132,16 +133,50 @@ impl BlockCsr {
 
     /// `y = A x`, row-parallel (each row is summed in column order: thread-count independent).
     pub fn mul_vec(&self, x: &[Vector3<f64>], y: &mut [Vector3<f64>]) {
+        /// Rows per parallel task.
+        const ROWS: usize = 256;
+        if y.len() < par::PAR_MIN {
+            self.mul_rows(x, 0, y);
+        } else {
+            y.par_chunks_mut(ROWS)
+                .enumerate()
+                .for_each(|(c, out)| self.mul_rows(x, c * ROWS, out));
+        }
+    }
+
+    /// Rows `start..start + out.len()` of `A x`: compiled for the baseline and for AVX2,
+    /// chosen at run time ([`crate::isa`]; the same bits).
+    fn mul_rows(&self, x: &[Vector3<f64>], start: usize, out: &mut [Vector3<f64>]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(
+                a: &BlockCsr,
+                x: &[Vector3<f64>],
+                start: usize,
+                out: &mut [Vector3<f64>],
+            ) {
+                a.mul_rows_loop(x, start, out)
+            }
+            // SAFETY: the CPU has AVX2 (`isa::avx2`).
+            return unsafe { avx2(self, x, start, out) };
+        }
+        self.mul_rows_loop(x, start, out)
+    }
+
+    #[inline(always)]
+    fn mul_rows_loop(&self, x: &[Vector3<f64>], start: usize, out: &mut [Vector3<f64>]) {
         let p = &*self.pattern;
         let vals = &self.values;
-        par::for_each_mut(y, |i, yi| {
+        for (k, yi) in out.iter_mut().enumerate() {
+            let i = start + k;
             let (s, e) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
             let mut acc = Vector3::zeros();
             for k in s..e {
                 acc += vals[k] * x[p.cols[k] as usize];
             }
             *yi = acc;
-        });
+        }
     }
 
     /// Dense copy (tests and debugging only).

@@ -146,15 +146,7 @@ impl VelocityHistory {
         // One specialised loop per top order: with the order a constant, the differencing is
         // straight-line code without bounds checks (the generic loop cost ~140 cycles per
         // component, 12 % of the 450-tet bar's step; EXPERIMENTS.md, issue 18).
-        let err = match top {
-            0 => order_errors::<0>(&p, v),
-            1 => order_errors::<1>(&p, v),
-            2 => order_errors::<2>(&p, v),
-            3 => order_errors::<3>(&p, v),
-            4 => order_errors::<4>(&p, v),
-            5 => order_errors::<5>(&p, v),
-            _ => order_errors::<6>(&p, v),
-        };
+        let err = errors(top, &p, v);
         let mut best = 0;
         for k in 1..=top {
             if err[k] < err[best] {
@@ -167,6 +159,46 @@ impl VelocityHistory {
     }
 }
 
+/// [`order_errors`] for the orders up to `top`, compiled for the baseline and for AVX2,
+/// chosen at run time ([`crate::isa`]; the same bits).
+fn errors(
+    top: usize,
+    p: &[&[Vector3<f64>]; MAX_ORDER + 1],
+    v: &[Vector3<f64>],
+) -> [f64; MAX_ORDER + 1] {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(
+            top: usize,
+            p: &[&[Vector3<f64>]; MAX_ORDER + 1],
+            v: &[Vector3<f64>],
+        ) -> [f64; MAX_ORDER + 1] {
+            errors_loop(top, p, v)
+        }
+        // SAFETY: the CPU has AVX2 (`isa::avx2`).
+        return unsafe { avx2(top, p, v) };
+    }
+    errors_loop(top, p, v)
+}
+
+#[inline(always)]
+fn errors_loop(
+    top: usize,
+    p: &[&[Vector3<f64>]; MAX_ORDER + 1],
+    v: &[Vector3<f64>],
+) -> [f64; MAX_ORDER + 1] {
+    match top {
+        0 => order_errors::<0>(p, v),
+        1 => order_errors::<1>(p, v),
+        2 => order_errors::<2>(p, v),
+        3 => order_errors::<3>(p, v),
+        4 => order_errors::<4>(p, v),
+        5 => order_errors::<5>(p, v),
+        _ => order_errors::<6>(p, v),
+    }
+}
+
 /// The squared prediction errors `err[k] = Σ |v − Pₖ|²` of the orders `k ≤ TOP` (zero above).
 /// Predictions by Newton's backward differences: `P₀ = q₀, Pₖ = Pₖ₋₁ + ∇ᵏq₀`, the
 /// differences by repeated differencing in place, `qⱼ` the `j`-th newest stored velocity
@@ -176,6 +208,7 @@ impl VelocityHistory {
 /// O(nnz × iterations), yet ~8 % of the 450-tet bar's step when summed one component at a
 /// time (EXPERIMENTS.md, issue 18).
 #[allow(clippy::needless_range_loop)] // lane and order indices tie several arrays together
+#[inline(always)]
 fn order_errors<const TOP: usize>(
     p: &[&[Vector3<f64>]; MAX_ORDER + 1],
     v: &[Vector3<f64>],
@@ -191,42 +224,53 @@ fn order_errors<const TOP: usize>(
     let vf = flat(v);
     let pf: [&[f64]; MAX_ORDER + 1] = std::array::from_fn(|j| flat(p[j]));
     let mut acc = [[0.0f64; LANES]; MAX_ORDER + 1];
-    let mut lanes = |base: usize, width: usize| {
-        let mut d = [[0.0f64; LANES]; MAX_ORDER + 1];
-        let mut q = [0.0f64; LANES];
-        for l in 0..width {
-            q[l] = vf[base + l];
-            for j in 0..=TOP {
-                d[j][l] = pf[j][base + l];
-            }
-        }
-        let mut pred = d[0];
-        for l in 0..LANES {
-            let e = q[l] - pred[l];
-            acc[0][l] += e * e;
-        }
-        for k in 1..=TOP {
-            for j in 0..=TOP - k {
-                for l in 0..LANES {
-                    d[j][l] -= d[j + 1][l];
-                }
-            }
-            for l in 0..LANES {
-                pred[l] += d[0][l];
-                let e = q[l] - pred[l];
-                acc[k][l] += e * e;
-            }
-        }
-    };
     let full = m / LANES * LANES;
     for base in (0..full).step_by(LANES) {
-        lanes(base, LANES);
+        lanes::<TOP, LANES>(vf, &pf, base, LANES, &mut acc);
     }
     if full < m {
         // The unused lanes of the last group see zeros everywhere: they add exact zeros.
-        lanes(full, m - full);
+        lanes::<TOP, LANES>(vf, &pf, full, m - full, &mut acc);
     }
     std::array::from_fn(|k| acc[k].iter().sum())
+}
+
+/// One group of [`order_errors`]: components `base..base + width` into the lanes of `acc`
+/// (a function, not a closure, so that it is inlined into the AVX2 copy).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)] // lane and order indices tie several arrays together
+fn lanes<const TOP: usize, const LANES: usize>(
+    vf: &[f64],
+    pf: &[&[f64]; MAX_ORDER + 1],
+    base: usize,
+    width: usize,
+    acc: &mut [[f64; LANES]; MAX_ORDER + 1],
+) {
+    let mut d = [[0.0f64; LANES]; MAX_ORDER + 1];
+    let mut q = [0.0f64; LANES];
+    for l in 0..width {
+        q[l] = vf[base + l];
+        for j in 0..=TOP {
+            d[j][l] = pf[j][base + l];
+        }
+    }
+    let mut pred = d[0];
+    for l in 0..LANES {
+        let e = q[l] - pred[l];
+        acc[0][l] += e * e;
+    }
+    for k in 1..=TOP {
+        for j in 0..=TOP - k {
+            for l in 0..LANES {
+                d[j][l] -= d[j + 1][l];
+            }
+        }
+        for l in 0..LANES {
+            pred[l] += d[0][l];
+            let e = q[l] - pred[l];
+            acc[k][l] += e * e;
+        }
+    }
 }
 
 /// An order is taken in place of a higher one whose squared prediction error is at most

@@ -114,7 +114,35 @@ impl Corotational {
     }
 }
 
+/// The forces `f_a = −V P g_a` of element `e` at `x` with `P = R σ(RᵀF)`: compiled for the
+/// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
+fn element_forces(
+    elems: &ElementSet,
+    e: usize,
+    x: &[Vector3<f64>],
+    r: &Matrix3<f64>,
+    lame: Lame,
+) -> [Vector3<f64>; 4] {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(
+            elems: &ElementSet,
+            e: usize,
+            x: &[Vector3<f64>],
+            r: &Matrix3<f64>,
+            lame: Lame,
+        ) -> [Vector3<f64>; 4] {
+            elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
+        }
+        // SAFETY: the CPU has AVX2 (`isa::avx2`).
+        return unsafe { avx2(elems, e, x, r, lame) };
+    }
+    elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
+}
+
 /// First Piola–Kirchhoff stress `P = R σ(RᵀF)`.
+#[inline(always)]
 pub(crate) fn stress(f: &Matrix3<f64>, r: &Matrix3<f64>, lame: Lame) -> Matrix3<f64> {
     r * linear_stress(&(r.transpose() * f), lame)
 }
@@ -203,12 +231,7 @@ impl ForceModel for Corotational {
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {
         elems.scatter_forces(f, |e| {
-            let p = stress(
-                &elems.deformation_gradient(e, x),
-                &self.rotations[e],
-                self.lame,
-            );
-            elems.stress_forces(e, &p)
+            element_forces(elems, e, x, &self.rotations[e], self.lame)
         });
     }
 

@@ -315,7 +315,7 @@ pub fn build_viscosity(kind: ViscosityKind, elems: &ElementSet) -> Option<Box<dy
 
 /// Linear (Cauchy-strain) stress `σ(G) = 2μ(sym G − I) + λ tr(G − I) I` of a displacement
 /// gradient `G − I` (Müller et al. 2002 §2.3; the corotated model applies it to `RᵀF`).
-#[inline]
+#[inline(always)]
 pub(crate) fn linear_stress(g: &Matrix3<f64>, lame: Lame) -> Matrix3<f64> {
     let eps = 0.5 * (g + g.transpose()) - Matrix3::identity();
     2.0 * lame.mu * eps + Matrix3::from_diagonal_element(lame.lambda * eps.trace())
@@ -331,7 +331,8 @@ pub(crate) fn linear_energy_density(g: &Matrix3<f64>, lame: Lame) -> f64 {
 /// Adds the stiffness blocks of the linear element with shape gradients rotated by `R`
 /// (identity for the linear model), `scale ·` `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`
 /// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
-/// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed.
+/// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed. Compiled for the
+/// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
 #[inline]
 pub(crate) fn add_rotated_linear_blocks(
     sink: &mut ElementBlocks,
@@ -341,7 +342,36 @@ pub(crate) fn add_rotated_linear_blocks(
     lame: Lame,
     scale: f64,
 ) {
-    let h = grad.map(|g| r * g);
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(
+            sink: &mut ElementBlocks,
+            grad: &[Vector3<f64>; 4],
+            r: &Matrix3<f64>,
+            volume: f64,
+            lame: Lame,
+            scale: f64,
+        ) {
+            rotated_linear_blocks(sink, grad, r, volume, lame, scale)
+        }
+        // SAFETY: the CPU has AVX2 (`isa::avx2`).
+        return unsafe { avx2(sink, grad, r, volume, lame, scale) };
+    }
+    rotated_linear_blocks(sink, grad, r, volume, lame, scale)
+}
+
+#[inline(always)]
+fn rotated_linear_blocks(
+    sink: &mut ElementBlocks,
+    grad: &[Vector3<f64>; 4],
+    r: &Matrix3<f64>,
+    volume: f64,
+    lame: Lame,
+    scale: f64,
+) {
+    // Written out, not `grad.map(..)`: `map` is not inlined into the AVX2 copy.
+    let h = [r * grad[0], r * grad[1], r * grad[2], r * grad[3]];
     let s = scale * volume;
     let (smu, slambda) = (s * lame.mu, s * lame.lambda);
     for a in 0..4 {

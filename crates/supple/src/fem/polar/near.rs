@@ -52,8 +52,52 @@ pub fn update_rotations_near(
     rotations: &mut [Matrix3<f64>],
     deformation: impl Fn(usize) -> Matrix3<f64> + Sync,
 ) {
-    let group = |c: usize, chunk: &mut [Matrix3<f64>]| {
-        let e0 = c * LANES;
+    if rotations.len() < par::PAR_MIN {
+        for (c, run) in rotations.chunks_mut(RUN).enumerate() {
+            rotations_run(c * RUN, run, &deformation);
+        }
+    } else {
+        rotations
+            .par_chunks_mut(RUN)
+            .enumerate()
+            .for_each(|(c, run)| rotations_run(c * RUN, run, &deformation));
+    }
+}
+
+/// Elements per call of [`rotations_run`] (a multiple of [`LANES`]).
+const RUN: usize = 256;
+
+/// Rotations of elements `e0..e0 + run.len()`, [`LANES`] at a time: compiled for the baseline
+/// and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
+fn rotations_run<D: Fn(usize) -> Matrix3<f64>>(
+    e0: usize,
+    run: &mut [Matrix3<f64>],
+    deformation: &D,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<D: Fn(usize) -> Matrix3<f64>>(
+            e0: usize,
+            run: &mut [Matrix3<f64>],
+            deformation: &D,
+        ) {
+            rotations_loop(e0, run, deformation)
+        }
+        // SAFETY: the CPU has AVX2 (`isa::avx2`).
+        return unsafe { avx2(e0, run, deformation) };
+    }
+    rotations_loop(e0, run, deformation)
+}
+
+#[inline(always)]
+fn rotations_loop<D: Fn(usize) -> Matrix3<f64>>(
+    e0: usize,
+    run: &mut [Matrix3<f64>],
+    deformation: &D,
+) {
+    for (g, chunk) in run.chunks_mut(LANES).enumerate() {
+        let e0 = e0 + g * LANES;
         if let Ok(chunk) = <&mut [Matrix3<f64>; LANES]>::try_from(&mut *chunk) {
             let mut f = [Matrix3::zeros(); LANES];
             for (l, fl) in f.iter_mut().enumerate() {
@@ -71,18 +115,6 @@ pub fn update_rotations_near(
                 *r = rotation_near(&deformation(e0 + l), r);
             }
         }
-    };
-    if rotations.len() < par::PAR_MIN {
-        rotations
-            .chunks_mut(LANES)
-            .enumerate()
-            .for_each(|(c, chunk)| group(c, chunk));
-    } else {
-        rotations
-            .par_chunks_mut(LANES)
-            .with_min_len(256 / LANES)
-            .enumerate()
-            .for_each(|(c, chunk)| group(c, chunk));
     }
 }
 

@@ -181,7 +181,7 @@ impl Sweeps {
     }
 
     /// Row `i`: `Dᵢ⁻¹`, the blocks `Aⱼᵢ` (`j > i`) and their `j`.
-    #[inline]
+    #[inline(always)]
     fn row(&self, i: usize) -> (&Matrix3<f64>, &[Matrix3<f64>], &[u32]) {
         let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
         (
@@ -356,6 +356,21 @@ impl EisenstatSsor {
 
     /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
     fn restart(&mut self, fixed: &[bool]) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 {
+                s.restart_loop(fixed)
+            }
+            // SAFETY: the CPU has AVX2 (`isa::avx2`).
+            return unsafe { avx2(self, fixed) };
+        }
+        self.restart_loop(fixed)
+    }
+
+    /// [`Self::restart`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    #[inline(always)]
+    fn restart_loop(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
         let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
         let mut rz = 0.0;
@@ -384,6 +399,21 @@ impl EisenstatSsor {
     /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
     /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
     fn backward(&mut self, fixed: &[bool], beta: f64) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool], beta: f64) {
+                s.backward_loop(fixed, beta)
+            }
+            // SAFETY: the CPU has AVX2 (`isa::avx2`).
+            return unsafe { avx2(self, fixed, beta) };
+        }
+        self.backward_loop(fixed, beta)
+    }
+
+    /// [`Self::backward`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    #[inline(always)]
+    fn backward_loop(&mut self, fixed: &[bool], beta: f64) {
         let n = self.r.len();
         let (z, p, t, q, lt) = (&self.z, &mut self.p, &mut self.t, &mut self.q, &mut self.lt);
         let prefetch = self.sweeps.prefetch;
@@ -413,6 +443,21 @@ impl EisenstatSsor {
     /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
     /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
     fn forward(&mut self, fixed: &[bool]) -> f64 {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 {
+                s.forward_loop(fixed)
+            }
+            // SAFETY: the CPU has AVX2 (`isa::avx2`).
+            return unsafe { avx2(self, fixed) };
+        }
+        self.forward_loop(fixed)
+    }
+
+    /// [`Self::forward`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    #[inline(always)]
+    fn forward_loop(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
         let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
         let mut pq = 0.0;

@@ -1,0 +1,96 @@
+//! The instruction set of the hot loops, chosen at run time.
+//!
+//! Release binaries are built for the x86-64 baseline (SSE2), so that one binary runs on any
+//! x86-64 CPU (issue 18: no `target-cpu=native` by default). On this project's machines that
+//! costs 10–25 % of a corotational step against a `target-cpu=native` build (EXPERIMENTS.md,
+//! issue 18, *A build for the machine it runs on*): the rotations and the solver's sweeps are
+//! short vector code that 256-bit registers run in fewer instructions. The hottest of those
+//! loops are therefore compiled twice — the loop is an `#[inline(always)]` function, called
+//! from a copy with `#[target_feature(enable = "avx2")]` and from a plain one — and [`avx2`]
+//! chooses at run time (`is_x86_feature_detected!`, cached by the standard library).
+//!
+//! **The same bits.** Rust never contracts a multiplication and an addition into a fused
+//! multiply–add, nor reorders floating-point operations, and AVX2 adds no other arithmetic:
+//! the AVX2 copy performs the same IEEE 754 operations in the same order, in wider
+//! registers, and gives the same results bit for bit (`isa::tests`, with the AVX2 copies
+//! turned off; a whole `target-cpu=native` build writes byte-identical frames).
+//!
+//! Only code inlined into the `target_feature` function gets the AVX2 copy, hence the
+//! pattern: a closure or a call that LLVM declines to inline runs its baseline code.
+
+/// Whether the AVX2 copies run: the CPU has AVX2 (x86-64 only).
+#[inline(always)]
+pub fn avx2() -> bool {
+    #[cfg(test)]
+    if tests::BASELINE_ONLY.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    /// Set while a test runs the baseline copy (read by [`super::avx2`]).
+    pub(crate) static BASELINE_ONLY: AtomicBool = AtomicBool::new(false);
+    /// Serialises the tests that turn the AVX2 copy off (other tests running meanwhile take
+    /// the baseline copy, which gives the same bits).
+    static LOCK: Mutex<()> = Mutex::new(());
+
+    /// `f()` with the AVX2 copy turned off.
+    pub(crate) fn baseline<R>(f: impl FnOnce() -> R) -> R {
+        let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        BASELINE_ONLY.store(true, Ordering::Relaxed);
+        let r = f();
+        BASELINE_ONLY.store(false, Ordering::Relaxed);
+        r
+    }
+
+    /// A corotational bar stepped 30 times with and without the AVX2 copy: the same
+    /// positions and velocities, bit for bit, and the same iteration counts.
+    #[test]
+    fn avx2_and_baseline_give_the_same_bits() {
+        use crate::body::{Body, BodyDesc};
+        use crate::fem::material::{CorotationalTangent, ModelKind};
+        use crate::mesh::{box_grid, BoxGrid, TetSplit};
+        use crate::time::{IntegratorKind, LinearSolverKind, WarmStart};
+        use crate::world::World;
+        use nalgebra::Vector3;
+        let run = || {
+            let mesh = box_grid(&BoxGrid {
+                cells: [12, 3, 3],
+                cell_size: Vector3::repeat(0.05),
+                origin: Vector3::zeros(),
+                split: TetSplit::Five,
+            });
+            let model = ModelKind::corotational(CorotationalTangent::Rotated);
+            let desc = BodyDesc::new("bar", mesh, model, 1e5, 0.33, 1000.0)
+                .with_fixed_where(|p| p.x < 1e-9);
+            let integrator = IntegratorKind::BackwardEulerLinearized {
+                solver: LinearSolverKind::default(),
+                warm_start: WarmStart::default(),
+            };
+            let gravity = Vector3::new(0.0, -9.81, 0.0);
+            let mut world =
+                World::new(vec![Body::new(desc).unwrap()], gravity, 0.01, integrator).unwrap();
+            let mut iterations = Vec::new();
+            for _ in 0..30 {
+                world.step().unwrap();
+                iterations.extend(world.last_stats().iter().map(|s| s.solver_iterations));
+            }
+            let b = &world.bodies[0];
+            (b.x.clone(), b.v.clone(), iterations)
+        };
+        let fast = run();
+        let plain = baseline(run);
+        assert!(fast.0.iter().any(|p| p.y < -1e-4), "the bar sags");
+        assert!(fast == plain, "the AVX2 copy changed the results");
+    }
+}
