@@ -47,7 +47,68 @@ pub(super) fn add_rotated_blocks(
         return add_rotated_blocks_searched(k0, rotations, scale, k);
     }
     let out = SharedMut(k.values.as_mut_ptr());
-    let row = |i: usize| {
+    let rows = |range: std::ops::Range<usize>| {
+        // SAFETY: `out` points at `k`'s blocks, on `k0`'s pattern (checked above), and the
+        // rows of `range` write only their own slots (see `rotated_rows_loop`).
+        unsafe { rotated_rows(k0, transpose, rotations, scale, &out, range) }
+    };
+    /// Rows per parallel task.
+    const ROWS: usize = 256;
+    if n < par::PAR_MIN {
+        rows(0..n);
+    } else {
+        (0..n.div_ceil(ROWS))
+            .into_par_iter()
+            .for_each(|c| rows(c * ROWS..((c + 1) * ROWS).min(n)));
+    }
+}
+
+/// Rows `range` of [`add_rotated_blocks`]: compiled for the baseline and for AVX2, chosen at
+/// run time ([`crate::isa`]; the same bits).
+///
+/// # Safety
+/// `out` points at the blocks of a matrix on `k0`'s pattern, and no other rows' call writes
+/// meanwhile to the slots of these rows (each slot is written by exactly one row).
+unsafe fn rotated_rows(
+    k0: &BlockCsr,
+    transpose: &[u32],
+    rotations: &[Matrix3<f64>],
+    scale: f64,
+    out: &SharedMut<Matrix3<f64>>,
+    range: std::ops::Range<usize>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::isa::avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(
+            k0: &BlockCsr,
+            transpose: &[u32],
+            rotations: &[Matrix3<f64>],
+            scale: f64,
+            out: &SharedMut<Matrix3<f64>>,
+            range: std::ops::Range<usize>,
+        ) {
+            // SAFETY: the caller's contract.
+            unsafe { rotated_rows_loop(k0, transpose, rotations, scale, out, range) }
+        }
+        // SAFETY: the CPU has AVX2 (`isa::avx2`); the rest is the caller's contract.
+        return unsafe { avx2(k0, transpose, rotations, scale, out, range) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { rotated_rows_loop(k0, transpose, rotations, scale, out, range) }
+}
+
+#[inline(always)]
+unsafe fn rotated_rows_loop(
+    k0: &BlockCsr,
+    transpose: &[u32],
+    rotations: &[Matrix3<f64>],
+    scale: f64,
+    out: &SharedMut<Matrix3<f64>>,
+    range: std::ops::Range<usize>,
+) {
+    let p = &*k0.pattern;
+    for i in range {
         let ri = scale * rotations[i];
         let d = p.diag[i] as usize;
         let block = ri * k0.values[d] * rotations[i].transpose();
@@ -64,11 +125,6 @@ pub(super) fn add_rotated_blocks(
                 *out.ptr().add(t as usize) += block.transpose();
             }
         }
-    };
-    if n < par::PAR_MIN {
-        (0..n).for_each(row);
-    } else {
-        (0..n).into_par_iter().with_min_len(256).for_each(row);
     }
 }
 
