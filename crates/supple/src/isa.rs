@@ -2,9 +2,9 @@
 //!
 //! Release binaries are built for the x86-64 baseline (SSE2), so that one binary runs on any
 //! x86-64 CPU (issue 18: no `target-cpu=native` by default). On this project's machines that
-//! costs 10–25 % of a corotational step against a `target-cpu=native` build (EXPERIMENTS.md,
-//! issue 18, *A build for the machine it runs on*): the rotations and the solver's sweeps are
-//! short vector code that 256-bit registers run in fewer instructions. The hottest of those
+//! cost up to a quarter of a corotational step against a `target-cpu=native` build
+//! (EXPERIMENTS.md, issue 18, *Session 16*): the rotations, the tangent blocks and the
+//! solver's sweeps are short vector code that AVX2 runs in fewer instructions. The hottest of those
 //! loops are therefore compiled twice — the loop is an `#[inline(always)]` function, called
 //! from a copy with `#[target_feature(enable = "avx2")]` and from a plain one — and [`avx2`]
 //! chooses at run time (`is_x86_feature_detected!`, cached by the standard library).
