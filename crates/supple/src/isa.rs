@@ -4,10 +4,12 @@
 //! x86-64 CPU (issue 18: no `target-cpu=native` by default). On this project's machines that
 //! cost up to a quarter of a corotational step against a `target-cpu=native` build
 //! (EXPERIMENTS.md, issue 18, *Session 16*): the rotations, the tangent blocks and the
-//! solver's sweeps are short vector code that AVX2 runs in fewer instructions. The hottest of those
-//! loops are therefore compiled twice — the loop is an `#[inline(always)]` function, called
-//! from a copy with `#[target_feature(enable = "avx2")]` and from a plain one — and [`avx2`]
-//! chooses at run time (`is_x86_feature_detected!`, cached by the standard library).
+//! solver's sweeps are short vector code that AVX2 runs in fewer instructions. The hottest
+//! of those loops are therefore compiled twice — the loop is an `#[inline(always)]` function,
+//! called from a copy with `#[target_feature(enable = "avx2")]` and from a plain one, both
+//! written by the crate-private macro `avx2_or_baseline!` (by hand for the generic rotations of `polar::near`) —
+//! and [`avx2`] chooses at run time (`is_x86_feature_detected!`, cached by the standard
+//! library).
 //!
 //! **The same bits.** Rust never contracts a multiplication and an addition into a fused
 //! multiply–add, nor reorders floating-point operations, and AVX2 adds no other arithmetic:
@@ -17,6 +19,46 @@
 //!
 //! Only code inlined into the `target_feature` function gets the AVX2 copy, hence the
 //! pattern: a closure or a call that LLVM declines to inline runs its baseline code.
+
+/// Defines `fn NAME(ARGS) -> RET` running `KERNEL(ARGS)` — an `#[inline(always)]` function
+/// holding the loop — compiled for AVX2 where the CPU has it ([`avx2`]), else for the
+/// baseline (see the module notes). With `unsafe fn` the defined function is unsafe, with
+/// the kernel's contract.
+macro_rules! avx2_or_baseline {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            if $crate::isa::avx2() {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $kernel($($arg),*)
+                }
+                // SAFETY: the CPU has AVX2 (`isa::avx2`).
+                return unsafe { avx2($($arg),*) };
+            }
+            $kernel($($arg),*)
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path) => {
+        $(#[$meta])*
+        $vis unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            if $crate::isa::avx2() {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    // SAFETY: the contract of the defined function, which is the kernel's.
+                    unsafe { $kernel($($arg),*) }
+                }
+                // SAFETY: the CPU has AVX2 (`isa::avx2`); the rest is the caller's contract.
+                return unsafe { avx2($($arg),*) };
+            }
+            // SAFETY: the caller's contract, which is the kernel's.
+            unsafe { $kernel($($arg),*) }
+        }
+    };
+}
+pub(crate) use avx2_or_baseline;
 
 /// Whether the AVX2 copies run: the CPU has AVX2 (x86-64 only).
 #[inline(always)]

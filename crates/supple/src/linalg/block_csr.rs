@@ -103,6 +103,17 @@ impl BlockPattern {
     }
 }
 
+crate::isa::avx2_or_baseline! {
+    /// Rows `start..start + out.len()` of `A x`: compiled for the baseline and for AVX2,
+    /// chosen at run time ([`crate::isa`]; the same bits).
+    fn mul_rows(
+        a: &BlockCsr,
+        x: &[Vector3<f64>],
+        start: usize,
+        out: &mut [Vector3<f64>],
+    ) => BlockCsr::mul_rows_loop
+}
+
 /// A 3n×3n matrix stored as 3×3 blocks on a shared [`BlockPattern`].
 #[derive(Debug, Clone)]
 pub struct BlockCsr {
@@ -136,32 +147,12 @@ impl BlockCsr {
         /// Rows per parallel task.
         const ROWS: usize = 256;
         if y.len() < par::PAR_MIN {
-            self.mul_rows(x, 0, y);
+            mul_rows(self, x, 0, y);
         } else {
             y.par_chunks_mut(ROWS)
                 .enumerate()
-                .for_each(|(c, out)| self.mul_rows(x, c * ROWS, out));
+                .for_each(|(c, out)| mul_rows(self, x, c * ROWS, out));
         }
-    }
-
-    /// Rows `start..start + out.len()` of `A x`: compiled for the baseline and for AVX2,
-    /// chosen at run time ([`crate::isa`]; the same bits).
-    fn mul_rows(&self, x: &[Vector3<f64>], start: usize, out: &mut [Vector3<f64>]) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(
-                a: &BlockCsr,
-                x: &[Vector3<f64>],
-                start: usize,
-                out: &mut [Vector3<f64>],
-            ) {
-                a.mul_rows_loop(x, start, out)
-            }
-            // SAFETY: the CPU has AVX2 (`isa::avx2`).
-            return unsafe { avx2(self, x, start, out) };
-        }
-        self.mul_rows_loop(x, start, out)
     }
 
     #[inline(always)]

@@ -159,27 +159,14 @@ impl VelocityHistory {
     }
 }
 
-/// [`order_errors`] for the orders up to `top`, compiled for the baseline and for AVX2,
-/// chosen at run time ([`crate::isa`]; the same bits).
-fn errors(
-    top: usize,
-    p: &[&[Vector3<f64>]; MAX_ORDER + 1],
-    v: &[Vector3<f64>],
-) -> [f64; MAX_ORDER + 1] {
-    #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(
-            top: usize,
-            p: &[&[Vector3<f64>]; MAX_ORDER + 1],
-            v: &[Vector3<f64>],
-        ) -> [f64; MAX_ORDER + 1] {
-            errors_loop(top, p, v)
-        }
-        // SAFETY: the CPU has AVX2 (`isa::avx2`).
-        return unsafe { avx2(top, p, v) };
-    }
-    errors_loop(top, p, v)
+crate::isa::avx2_or_baseline! {
+    /// [`order_errors`] for the orders up to `top`, compiled for the baseline and for AVX2,
+    /// chosen at run time ([`crate::isa`]; the same bits).
+    fn errors(
+        top: usize,
+        p: &[&[Vector3<f64>]; MAX_ORDER + 1],
+        v: &[Vector3<f64>],
+    ) -> [f64; MAX_ORDER + 1] => errors_loop
 }
 
 #[inline(always)]

@@ -114,30 +114,26 @@ impl Corotational {
     }
 }
 
-/// The forces `f_a = −V P g_a` of element `e` at `x` with `P = R σ(RᵀF)`: compiled for the
-/// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
-fn element_forces(
+crate::isa::avx2_or_baseline! {
+    /// The forces `f_a = −V P g_a` of element `e` at `x` with `P = R σ(RᵀF)`: compiled for the
+    /// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
+    fn element_forces(
+        elems: &ElementSet,
+        e: usize,
+        x: &[Vector3<f64>],
+        r: &Matrix3<f64>,
+        lame: Lame,
+    ) -> [Vector3<f64>; 4] => element_forces_kernel
+}
+
+#[inline(always)]
+fn element_forces_kernel(
     elems: &ElementSet,
     e: usize,
     x: &[Vector3<f64>],
     r: &Matrix3<f64>,
     lame: Lame,
 ) -> [Vector3<f64>; 4] {
-    #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(
-            elems: &ElementSet,
-            e: usize,
-            x: &[Vector3<f64>],
-            r: &Matrix3<f64>,
-            lame: Lame,
-        ) -> [Vector3<f64>; 4] {
-            elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
-        }
-        // SAFETY: the CPU has AVX2 (`isa::avx2`).
-        return unsafe { avx2(elems, e, x, r, lame) };
-    }
     elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
 }
 

@@ -328,37 +328,20 @@ pub(crate) fn linear_energy_density(g: &Matrix3<f64>, lame: Lame) -> f64 {
     lame.mu * eps.norm_squared() + 0.5 * lame.lambda * eps.trace().powi(2)
 }
 
-/// Adds the stiffness blocks of the linear element with shape gradients rotated by `R`
-/// (identity for the linear model), `scale ·` `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`
-/// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
-/// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed. Compiled for the
-/// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
-#[inline]
-pub(crate) fn add_rotated_linear_blocks(
-    sink: &mut ElementBlocks,
-    grad: &[Vector3<f64>; 4],
-    r: &Matrix3<f64>,
-    volume: f64,
-    lame: Lame,
-    scale: f64,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(
-            sink: &mut ElementBlocks,
-            grad: &[Vector3<f64>; 4],
-            r: &Matrix3<f64>,
-            volume: f64,
-            lame: Lame,
-            scale: f64,
-        ) {
-            rotated_linear_blocks(sink, grad, r, volume, lame, scale)
-        }
-        // SAFETY: the CPU has AVX2 (`isa::avx2`).
-        return unsafe { avx2(sink, grad, r, volume, lame, scale) };
-    }
-    rotated_linear_blocks(sink, grad, r, volume, lame, scale)
+crate::isa::avx2_or_baseline! {
+    /// Adds the stiffness blocks of the linear element with shape gradients rotated by `R`
+    /// (identity for the linear model), `scale ·` `K_ab = V [μ (g_a·g_b) I + μ h_b h_aᵀ + λ h_a h_bᵀ]`
+    /// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
+    /// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed. Compiled for the
+    /// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
+    pub(crate) fn add_rotated_linear_blocks(
+        sink: &mut ElementBlocks,
+        grad: &[Vector3<f64>; 4],
+        r: &Matrix3<f64>,
+        volume: f64,
+        lame: Lame,
+        scale: f64,
+    ) => rotated_linear_blocks
 }
 
 #[inline(always)]

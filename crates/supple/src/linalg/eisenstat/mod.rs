@@ -356,19 +356,10 @@ impl EisenstatSsor {
 
     /// (Re)start from `r`: `r̂ = E⁻¹ r` (a forward sweep), `ẑ = D r̂`, `p̂ = ẑ`; returns `r̂ᵀ ẑ`.
     fn restart(&mut self, fixed: &[bool]) -> f64 {
-        #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 {
-                s.restart_loop(fixed)
-            }
-            // SAFETY: the CPU has AVX2 (`isa::avx2`).
-            return unsafe { avx2(self, fixed) };
-        }
-        self.restart_loop(fixed)
+        restart_isa(self, fixed)
     }
 
-    /// [`Self::restart`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    /// The loop of [`Self::restart`], compiled for the baseline and for AVX2 ([`crate::isa`]).
     #[inline(always)]
     fn restart_loop(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
@@ -399,19 +390,10 @@ impl EisenstatSsor {
     /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
     /// each row's gathered `(U t)ᵢ` in `q` and scattering `Aᵢⱼᵀ tᵢ` (`j > i`) into `L t`.
     fn backward(&mut self, fixed: &[bool], beta: f64) {
-        #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool], beta: f64) {
-                s.backward_loop(fixed, beta)
-            }
-            // SAFETY: the CPU has AVX2 (`isa::avx2`).
-            return unsafe { avx2(self, fixed, beta) };
-        }
-        self.backward_loop(fixed, beta)
+        backward_isa(self, fixed, beta)
     }
 
-    /// [`Self::backward`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    /// The loop of [`Self::backward`], compiled for the baseline and for AVX2 ([`crate::isa`]).
     #[inline(always)]
     fn backward_loop(&mut self, fixed: &[bool], beta: f64) {
         let n = self.r.len();
@@ -443,19 +425,10 @@ impl EisenstatSsor {
     /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
     /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
     fn forward(&mut self, fixed: &[bool]) -> f64 {
-        #[cfg(target_arch = "x86_64")]
-        if crate::isa::avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 {
-                s.forward_loop(fixed)
-            }
-            // SAFETY: the CPU has AVX2 (`isa::avx2`).
-            return unsafe { avx2(self, fixed) };
-        }
-        self.forward_loop(fixed)
+        forward_isa(self, fixed)
     }
 
-    /// [`Self::forward`]'s loop, compiled for the baseline and for AVX2 ([`crate::isa`]).
+    /// The loop of [`Self::forward`], compiled for the baseline and for AVX2 ([`crate::isa`]).
     #[inline(always)]
     fn forward_loop(&mut self, fixed: &[bool]) -> f64 {
         let n = self.r.len();
@@ -516,6 +489,21 @@ impl EisenstatSsor {
         });
         sum2(&self.partials2, n)
     }
+}
+
+crate::isa::avx2_or_baseline! {
+    /// [`EisenstatSsor::restart`]'s loop for the baseline or AVX2 ([`crate::isa`]).
+    fn restart_isa(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 => EisenstatSsor::restart_loop
+}
+
+crate::isa::avx2_or_baseline! {
+    /// [`EisenstatSsor::backward`]'s loop for the baseline or AVX2 ([`crate::isa`]).
+    fn backward_isa(s: &mut EisenstatSsor, fixed: &[bool], beta: f64) => EisenstatSsor::backward_loop
+}
+
+crate::isa::avx2_or_baseline! {
+    /// [`EisenstatSsor::forward`]'s loop for the baseline or AVX2 ([`crate::isa`]).
+    fn forward_isa(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 => EisenstatSsor::forward_loop
 }
 
 #[cfg(test)]

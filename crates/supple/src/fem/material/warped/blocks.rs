@@ -63,41 +63,24 @@ pub(super) fn add_rotated_blocks(
     }
 }
 
-/// Rows `range` of [`add_rotated_blocks`]: compiled for the baseline and for AVX2, chosen at
-/// run time ([`crate::isa`]; the same bits).
-///
-/// # Safety
-/// `out` points at the blocks of a matrix on `k0`'s pattern, and no other rows' call writes
-/// meanwhile to the slots of these rows (each slot is written by exactly one row).
-unsafe fn rotated_rows(
-    k0: &BlockCsr,
-    transpose: &[u32],
-    rotations: &[Matrix3<f64>],
-    scale: f64,
-    out: &SharedMut<Matrix3<f64>>,
-    range: std::ops::Range<usize>,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::isa::avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(
-            k0: &BlockCsr,
-            transpose: &[u32],
-            rotations: &[Matrix3<f64>],
-            scale: f64,
-            out: &SharedMut<Matrix3<f64>>,
-            range: std::ops::Range<usize>,
-        ) {
-            // SAFETY: the caller's contract.
-            unsafe { rotated_rows_loop(k0, transpose, rotations, scale, out, range) }
-        }
-        // SAFETY: the CPU has AVX2 (`isa::avx2`); the rest is the caller's contract.
-        return unsafe { avx2(k0, transpose, rotations, scale, out, range) };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { rotated_rows_loop(k0, transpose, rotations, scale, out, range) }
+crate::isa::avx2_or_baseline! {
+    /// Rows `range` of [`add_rotated_blocks`]: compiled for the baseline and for AVX2,
+    /// chosen at run time ([`crate::isa`]; the same bits).
+    ///
+    /// # Safety
+    /// `out` points at the blocks of a matrix on `k0`'s pattern, and no other rows' call
+    /// writes meanwhile to the slots of these rows (each slot is written by exactly one row).
+    unsafe fn rotated_rows(
+        k0: &BlockCsr,
+        transpose: &[u32],
+        rotations: &[Matrix3<f64>],
+        scale: f64,
+        out: &SharedMut<Matrix3<f64>>,
+        range: std::ops::Range<usize>,
+    ) => rotated_rows_loop
 }
 
+/// The loop of [`rotated_rows`], with its contract.
 #[inline(always)]
 unsafe fn rotated_rows_loop(
     k0: &BlockCsr,
