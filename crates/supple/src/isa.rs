@@ -20,14 +20,32 @@
 //! Only code inlined into the `target_feature` function gets the AVX2 copy, hence the
 //! pattern: a closure or a call that LLVM declines to inline runs its baseline code.
 
-/// Defines `fn NAME(ARGS) -> RET` running `KERNEL(ARGS)` — an `#[inline(always)]` function
-/// holding the loop — compiled for AVX2 where the CPU has it ([`avx2`]), else for the
-/// baseline (see the module notes). With `unsafe fn` the defined function is unsafe, with
-/// the kernel's contract.
+/// Defines `fn NAME(ARGS) -> RET { BODY }` whose body is compiled for AVX2 where the CPU has
+/// it ([`avx2`]) and for the baseline otherwise (see the module notes); or, written
+/// `fn NAME(ARGS) -> RET => KERNEL`, runs `KERNEL(ARGS)`, an `#[inline(always)]` function (a
+/// method, say). With `unsafe fn` the defined function is unsafe, with the body's contract.
 macro_rules! avx2_or_baseline {
-    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path) => {
+    // With the loop as the body: it becomes the kernel.
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $crate::isa::avx2_or_baseline! {
+            $(#[$meta])*
+            $vis fn $name($($arg: $ty),*) $(-> $ret)? => kernel;
+            #[inline(always)]
+            fn kernel($($arg: $ty),*) $(-> $ret)? $body
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $crate::isa::avx2_or_baseline! {
+            $(#[$meta])*
+            $vis unsafe fn $name($($arg: $ty),*) $(-> $ret)? => kernel;
+            #[inline(always)]
+            unsafe fn kernel($($arg: $ty),*) $(-> $ret)? $body
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path $(; $item:item)?) => {
         $(#[$meta])*
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            $($item)?
             #[cfg(target_arch = "x86_64")]
             if $crate::isa::avx2() {
                 #[target_feature(enable = "avx2")]
@@ -40,9 +58,10 @@ macro_rules! avx2_or_baseline {
             $kernel($($arg),*)
         }
     };
-    ($(#[$meta:meta])* $vis:vis unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path) => {
+    ($(#[$meta:meta])* $vis:vis unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $kernel:path $(; $item:item)?) => {
         $(#[$meta])*
         $vis unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+            $($item)?
             #[cfg(target_arch = "x86_64")]
             if $crate::isa::avx2() {
                 #[target_feature(enable = "avx2")]

@@ -166,23 +166,16 @@ crate::isa::avx2_or_baseline! {
         top: usize,
         p: &[&[Vector3<f64>]; MAX_ORDER + 1],
         v: &[Vector3<f64>],
-    ) -> [f64; MAX_ORDER + 1] => errors_loop
-}
-
-#[inline(always)]
-fn errors_loop(
-    top: usize,
-    p: &[&[Vector3<f64>]; MAX_ORDER + 1],
-    v: &[Vector3<f64>],
-) -> [f64; MAX_ORDER + 1] {
-    match top {
-        0 => order_errors::<0>(p, v),
-        1 => order_errors::<1>(p, v),
-        2 => order_errors::<2>(p, v),
-        3 => order_errors::<3>(p, v),
-        4 => order_errors::<4>(p, v),
-        5 => order_errors::<5>(p, v),
-        _ => order_errors::<6>(p, v),
+    ) -> [f64; MAX_ORDER + 1] {
+        match top {
+            0 => order_errors::<0>(p, v),
+            1 => order_errors::<1>(p, v),
+            2 => order_errors::<2>(p, v),
+            3 => order_errors::<3>(p, v),
+            4 => order_errors::<4>(p, v),
+            5 => order_errors::<5>(p, v),
+            _ => order_errors::<6>(p, v),
+        }
     }
 }
 

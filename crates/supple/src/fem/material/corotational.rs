@@ -123,18 +123,9 @@ crate::isa::avx2_or_baseline! {
         x: &[Vector3<f64>],
         r: &Matrix3<f64>,
         lame: Lame,
-    ) -> [Vector3<f64>; 4] => element_forces_kernel
-}
-
-#[inline(always)]
-fn element_forces_kernel(
-    elems: &ElementSet,
-    e: usize,
-    x: &[Vector3<f64>],
-    r: &Matrix3<f64>,
-    lame: Lame,
-) -> [Vector3<f64>; 4] {
-    elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
+    ) -> [Vector3<f64>; 4] {
+        elems.stress_forces(e, &stress(&elems.deformation_gradient(e, x), r, lame))
+    }
 }
 
 /// First Piola–Kirchhoff stress `P = R σ(RᵀF)`.

@@ -341,30 +341,20 @@ crate::isa::avx2_or_baseline! {
         volume: f64,
         lame: Lame,
         scale: f64,
-    ) => rotated_linear_blocks
-}
-
-#[inline(always)]
-fn rotated_linear_blocks(
-    sink: &mut ElementBlocks,
-    grad: &[Vector3<f64>; 4],
-    r: &Matrix3<f64>,
-    volume: f64,
-    lame: Lame,
-    scale: f64,
-) {
-    // Written out, not `grad.map(..)`: `map` is not inlined into the AVX2 copy.
-    let h = [r * grad[0], r * grad[1], r * grad[2], r * grad[3]];
-    let s = scale * volume;
-    let (smu, slambda) = (s * lame.mu, s * lame.lambda);
-    for a in 0..4 {
-        for b in a..4 {
-            let mut k = (smu * h[b]) * h[a].transpose() + (slambda * h[a]) * h[b].transpose();
-            let iso = smu * grad[a].dot(&grad[b]);
-            k[(0, 0)] += iso;
-            k[(1, 1)] += iso;
-            k[(2, 2)] += iso;
-            sink.add_symmetric(a, b, &k);
+    ) {
+        // Written out, not `grad.map(..)`: `map` is not inlined into the AVX2 copy.
+        let h = [r * grad[0], r * grad[1], r * grad[2], r * grad[3]];
+        let s = scale * volume;
+        let (smu, slambda) = (s * lame.mu, s * lame.lambda);
+        for a in 0..4 {
+            for b in a..4 {
+                let mut k = (smu * h[b]) * h[a].transpose() + (slambda * h[a]) * h[b].transpose();
+                let iso = smu * grad[a].dot(&grad[b]);
+                k[(0, 0)] += iso;
+                k[(1, 1)] += iso;
+                k[(2, 2)] += iso;
+                sink.add_symmetric(a, b, &k);
+            }
         }
     }
 }

@@ -77,35 +77,24 @@ crate::isa::avx2_or_baseline! {
         scale: f64,
         out: &SharedMut<Matrix3<f64>>,
         range: std::ops::Range<usize>,
-    ) => rotated_rows_loop
-}
-
-/// The loop of [`rotated_rows`], with its contract.
-#[inline(always)]
-unsafe fn rotated_rows_loop(
-    k0: &BlockCsr,
-    transpose: &[u32],
-    rotations: &[Matrix3<f64>],
-    scale: f64,
-    out: &SharedMut<Matrix3<f64>>,
-    range: std::ops::Range<usize>,
-) {
-    let p = &*k0.pattern;
-    for i in range {
-        let ri = scale * rotations[i];
-        let d = p.diag[i] as usize;
-        let block = ri * k0.values[d] * rotations[i].transpose();
-        // SAFETY: slot `s ≥ diag[i]` lies in row `i` at or right of the diagonal, and its
-        // mirror `transpose[s]` in row `j > i` left of the diagonal: each slot of the pattern
-        // is written by exactly one row, so no two iterations write the same slot.
-        unsafe { *out.ptr().add(d) += block };
-        let upper = d + 1..p.row_ptr[i + 1] as usize;
-        let mirrors = p.cols[upper.clone()].iter().zip(&transpose[upper.clone()]);
-        for (s, (&j, &t)) in upper.zip(mirrors) {
-            let block = ri * k0.values[s] * rotations[j as usize].transpose();
-            unsafe {
-                *out.ptr().add(s) += block;
-                *out.ptr().add(t as usize) += block.transpose();
+    ) {
+        let p = &*k0.pattern;
+        for i in range {
+            let ri = scale * rotations[i];
+            let d = p.diag[i] as usize;
+            let block = ri * k0.values[d] * rotations[i].transpose();
+            // SAFETY: slot `s ≥ diag[i]` lies in row `i` at or right of the diagonal, and its
+            // mirror `transpose[s]` in row `j > i` left of the diagonal: each slot of the pattern
+            // is written by exactly one row, so no two iterations write the same slot.
+            unsafe { *out.ptr().add(d) += block };
+            let upper = d + 1..p.row_ptr[i + 1] as usize;
+            let mirrors = p.cols[upper.clone()].iter().zip(&transpose[upper.clone()]);
+            for (s, (&j, &t)) in upper.zip(mirrors) {
+                let block = ri * k0.values[s] * rotations[j as usize].transpose();
+                unsafe {
+                    *out.ptr().add(s) += block;
+                    *out.ptr().add(t as usize) += block.transpose();
+                }
             }
         }
     }
