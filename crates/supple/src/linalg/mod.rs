@@ -31,3 +31,21 @@ pub use pcg::{BlockJacobi, Pcg, PcgSettings, PcgStats, Preconditioner, AUTO_AMG_
 pub use solver::{LinearSolver, LinearSolverKind, SolveStats, SolverError};
 pub use ssor::Ssor;
 pub use symbolic::Symbolic;
+
+// Vectors of `Vector3<f64>` viewed as flat `f64` slices (nalgebra's `Vector3<f64>` is
+// `repr(C)` over `[f64; 3]`).
+use nalgebra::Vector3;
+
+const _: () = assert!(std::mem::size_of::<Vector3<f64>>() == 24);
+
+/// `v` as `3 · v.len()` contiguous `f64`s.
+pub(crate) fn flat(v: &[Vector3<f64>]) -> &[f64] {
+    // SAFETY: `Vector3<f64>` is 3 contiguous f64 (asserted above), alignment of f64.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f64>(), 3 * v.len()) }
+}
+
+/// `v` as `3 · v.len()` contiguous `f64`s, mutable.
+pub(crate) fn flat_mut(v: &mut [Vector3<f64>]) -> &mut [f64] {
+    // SAFETY: as in `flat`; the borrow is unique.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f64>(), 3 * v.len()) }
+}

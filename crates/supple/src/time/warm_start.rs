@@ -14,6 +14,7 @@
 //! solve does not depend on the guess beyond the solver's tolerance; the iteration count
 //! does (EXPERIMENTS.md, issue 18, *The warm start's order*).
 
+use crate::linalg::flat;
 use nalgebra::Vector3;
 
 /// Highest extrapolation order (`MAX_ORDER + 1` past velocities are kept).
@@ -195,14 +196,8 @@ fn order_errors<const TOP: usize>(
 ) -> [f64; MAX_ORDER + 1] {
     const LANES: usize = 4;
     let m = 3 * v.len();
-    let flat = |x: &[Vector3<f64>]| -> &[f64] {
-        assert!(x.len() * 3 >= m);
-        // SAFETY: `Vector3<f64>` is `#[repr(C)]` storage of three `f64`s with no padding, so
-        // a slice of them is a slice of `3 × len` `f64`s; the length was just checked.
-        unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f64>(), m) }
-    };
     let vf = flat(v);
-    let pf: [&[f64]; MAX_ORDER + 1] = std::array::from_fn(|j| flat(p[j]));
+    let pf: [&[f64]; MAX_ORDER + 1] = std::array::from_fn(|j| &flat(p[j])[..m]);
     let mut acc = [[0.0f64; LANES]; MAX_ORDER + 1];
     let full = m / LANES * LANES;
     for base in (0..full).step_by(LANES) {

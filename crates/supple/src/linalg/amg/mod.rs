@@ -164,19 +164,8 @@ pub struct Amg {
     pub last_error: Option<AmgError>,
 }
 
-// The finest level's vectors are viewed as flat f64 slices (nalgebra's `Vector3<f64>` is
-// `repr(C)` over `[f64; 3]`).
-const _: () = assert!(std::mem::size_of::<Vector3<f64>>() == 24);
-
-fn flat(v: &[Vector3<f64>]) -> &[f64] {
-    // SAFETY: `Vector3<f64>` is 3 contiguous f64 (asserted above), alignment of f64.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<f64>(), 3 * v.len()) }
-}
-
-fn flat_mut(v: &mut [Vector3<f64>]) -> &mut [f64] {
-    // SAFETY: as in `flat`; the borrow is unique.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f64>(), 3 * v.len()) }
-}
+// The finest level's vectors are viewed as flat f64 slices (`linalg::flat`).
+use super::{flat, flat_mut};
 
 impl Amg {
     /// A preconditioner for matrices on `pattern`, whose near-null space is the rigid-body
