@@ -37,7 +37,8 @@ pub trait Precond {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CgInfo {
     pub iterations: usize,
-    /// `‖r‖ / ‖b‖` on the free vertices (0 when `b = 0`).
+    /// `‖r‖ / ‖b_F − A_FH x_H‖` on the free vertices (the scale of [`free_norm`]; 0 when it
+    /// is zero).
     pub relative_residual: f64,
 }
 
@@ -96,7 +97,8 @@ impl CgWorkspace {
 
 /// Solves `A x = b` on the free vertices with preconditioner `precond`; `x` holds the first
 /// guess (warm start) on entry and its fixed entries are left untouched. Stops when
-/// `‖b − A x‖ ≤ tolerance · ‖b‖` on the free vertices or after `max_iterations`. `A` must be
+/// `‖b − A x‖ ≤ tolerance · ‖b_F − A_FH x_H‖` on the free vertices (the right-hand side of
+/// the free vertices' system, see [`free_norm`]) or after `max_iterations`. `A` must be
 /// symmetric: below [`par::VEC_PAR_MIN`] rows the products `A p` read its upper half only.
 ///
 /// Block-diagonal preconditioners run the fused loop: three passes per iteration (`q = A p`
@@ -128,7 +130,7 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
     // Below the size where the vector passes go parallel, `A p` runs on one thread from the
     // matrix's upper half (half the bytes; `linalg::upper`).
     let half = n < par_min;
-    let Some(b_norm) = free_norm(b, fixed, x, partials)? else {
+    let Some(b_norm) = free_norm(a, b, fixed, x, q, partials)? else {
         return Ok(CgInfo::default());
     };
     if half {
@@ -263,18 +265,44 @@ pub fn conjugate_gradient<P: Precond + ?Sized>(
     }))
 }
 
-/// `‖b‖` over the free vertices, the scale of every CG stopping test here. `None` when
-/// `b = 0` on them: the solution is `x = 0` there, written, and the solve is done. A
-/// non-finite `b` is an error before any iteration.
+/// The scale of every CG stopping test here: `‖b_F − A_FH x_H‖`, the norm of the
+/// right-hand side of the system the free vertices `F` solve, `A_FF x_F = b_F − A_FH x_H`,
+/// with the held vertices `H` at their values in `x` (`‖b_F‖` when those are all zero).
+/// Scaled by `‖b_F‖` alone, the test asked for the impossible when held vertices moved a
+/// body whose own `b` was at rounding level (a cube at rest without gravity, pushed by a
+/// contact hold: its residual cannot go below the rounding of `A_FH x_H`), and a `b_F` of
+/// exactly zero took `x_F = 0` whatever the held vertices did. `None` when the right-hand
+/// side is zero: then `x_F = 0` is the solution, written, and the solve is done. A
+/// non-finite one is an error before any iteration. `c` is scratch (`A_FH x_H`); `A` must
+/// be symmetric (the sum runs over the held rows, `A_ij = A_jiᵀ`).
 pub(super) fn free_norm(
+    a: &BlockCsr,
     b: &[Vector3<f64>],
     fixed: &[bool],
     x: &mut [Vector3<f64>],
+    c: &mut [Vector3<f64>],
     partials: &mut [f64],
 ) -> Result<Option<f64>, CgError> {
+    let p = &*a.pattern;
+    let mut held_moves = false;
+    for j in (0..x.len()).filter(|&j| fixed[j] && x[j] != Vector3::zeros()) {
+        if !held_moves {
+            c.fill(Vector3::zeros());
+            held_moves = true;
+        }
+        let (s, e) = (p.row_ptr[j] as usize, p.row_ptr[j + 1] as usize);
+        for (block, &i) in a.values[s..e].iter().zip(&p.cols[s..e]) {
+            if !fixed[i as usize] {
+                c[i as usize] += block.tr_mul(&x[j]);
+            }
+        }
+    }
+    let c = &*c;
     let b_norm = par::sum(b.len(), partials, |i| {
         if fixed[i] {
             0.0
+        } else if held_moves {
+            (b[i] - c[i]).norm_squared()
         } else {
             b[i].norm_squared()
         }

@@ -65,7 +65,9 @@ impl Preconditioner {
     }
 }
 
-/// Stopping rule: `‖r‖ ≤ tolerance · ‖b‖` on the free dofs, or `max_iterations`.
+/// Stopping rule: `‖r‖ ≤ tolerance · ‖b_F − A_FH x_H‖` on the free dofs `F` (the right-hand
+/// side of their system with the held dofs `H` at their values; `‖b‖` on the free dofs when
+/// those are zero), or `max_iterations`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PcgSettings {
     pub tolerance: f64,
@@ -87,11 +89,11 @@ impl Default for PcgSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PcgStats {
     pub iterations: usize,
-    /// Final `‖r‖ / ‖b‖` (0 when `b = 0`). NaN when `b`, `‖b‖`, an iterate's residual or a
+    /// Final `‖r‖` relative to the stopping rule's scale (0 when that is zero). NaN when `b`, `‖b‖`, an iterate's residual or a
     /// CG scalar was not finite (a NaN or infinite input, or an overflow): the solve then
     /// stopped there and `converged` is false.
     pub relative_residual: f64,
-    /// `‖r‖ ≤ tolerance · ‖b‖` was reached with every quantity finite; never true when
+    /// The stopping rule ([`PcgSettings`]) was met with every quantity finite; never true when
     /// `relative_residual` is not finite.
     pub converged: bool,
 }
@@ -408,6 +410,62 @@ mod tests {
             assert!((xj[i] - xs[i]).norm() < 1e-9);
         }
         assert_eq!(xs[0], Vector3::zeros());
+    }
+
+    /// Held vertices that move a body whose own `b` is zero (or at rounding level) on the
+    /// free vertices: the free vertices follow them, `A_FF x_F = −A_FH x_H`, and the stopping
+    /// rule is scaled by that right-hand side. Scaled by `‖b_F‖`, a zero `b_F` returned
+    /// `x_F = 0` at once and one at rounding level asked for a residual below rounding.
+    #[test]
+    fn held_vertices_move_a_body_at_rest() {
+        let a = spd_matrix();
+        let fixed = [true, false, false, false, false, true];
+        let held = Vector3::new(0.1, 0.2, -0.3);
+        for b_free in [0.0, 1e-19] {
+            let mut b = vec![Vector3::zeros(); 6];
+            b[2].x = b_free;
+            for preconditioner in [
+                Preconditioner::BlockJacobi,
+                Preconditioner::BlockSsor,
+                Preconditioner::EisenstatSsor,
+                Preconditioner::MulticolorSsor,
+                Preconditioner::Amg,
+            ] {
+                let mut x = vec![Vector3::zeros(); 6];
+                x[0] = held;
+                let settings = PcgSettings {
+                    tolerance: 1e-10,
+                    max_iterations: 100,
+                    preconditioner,
+                };
+                let stats = Pcg::new(6).solve(&a, &b, &fixed, &mut x, &settings);
+                assert!(
+                    stats.converged,
+                    "{preconditioner:?}, b_F {b_free}: {stats:?}"
+                );
+                assert_eq!((x[0], x[5]), (held, Vector3::zeros()));
+                let mut ax = vec![Vector3::zeros(); 6];
+                a.mul_vec(&x, &mut ax);
+                // The right-hand side of the free vertices' system: −A_FH x_H (+ b_F).
+                let mut ah = vec![Vector3::zeros(); 6];
+                let mut xh = vec![Vector3::zeros(); 6];
+                xh[0] = held;
+                a.mul_vec(&xh, &mut ah);
+                let (mut rr, mut ff) = (0.0, 0.0);
+                for i in 1..5 {
+                    rr += (b[i] - ax[i]).norm_squared();
+                    ff += (b[i] - ah[i]).norm_squared();
+                }
+                assert!(ff > 1e-4, "the held vertex must load the free ones: {ff}");
+                assert!(
+                    rr.sqrt() <= 1e-10 * ff.sqrt(),
+                    "{preconditioner:?}: residual {} of {}",
+                    rr.sqrt(),
+                    ff.sqrt()
+                );
+                assert!(x[1..5].iter().all(|v| v.norm() > 0.0), "{x:?}");
+            }
+        }
     }
 
     /// Issue 12: `∞ ≤ tol · ∞` is true in IEEE arithmetic, so an overflowing `‖b‖` (gravity

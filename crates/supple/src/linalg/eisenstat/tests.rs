@@ -27,7 +27,8 @@ fn max_norm(v: &[Vector3<f64>]) -> f64 {
     v.iter().map(|v| v.norm()).fold(0.0, f64::max)
 }
 
-/// `‖b − A x‖ / ‖b‖` over the free vertices, from a product with the full matrix.
+/// `‖b − A x‖ / ‖b_F − A_FH x_H‖` over the free vertices `F` (the stopping rule's scale, with
+/// the held vertices `H` at their values in `x`), from products with the full matrix.
 fn true_relative_residual(
     a: &BlockCsr,
     b: &[Vector3<f64>],
@@ -36,10 +37,15 @@ fn true_relative_residual(
 ) -> f64 {
     let mut ax = vec![Vector3::zeros(); x.len()];
     a.mul_vec(x, &mut ax);
+    let held: Vec<_> = (0..x.len())
+        .map(|i| if fixed[i] { x[i] } else { Vector3::zeros() })
+        .collect();
+    let mut ah = vec![Vector3::zeros(); x.len()];
+    a.mul_vec(&held, &mut ah);
     let (mut rr, mut bb) = (0.0, 0.0);
     for i in (0..x.len()).filter(|&i| !fixed[i]) {
         rr += (b[i] - ax[i]).norm_squared();
-        bb += b[i].norm_squared();
+        bb += (b[i] - ah[i]).norm_squared();
     }
     (rr / bb).sqrt()
 }
