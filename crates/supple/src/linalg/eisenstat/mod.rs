@@ -488,21 +488,59 @@ impl EisenstatSsor {
         );
         par::chunked(n, par::VEC_PAR_MIN, &mut self.partials, |range| {
             let (xp, rhp, zp) = &ptrs;
-            let mut rz = 0.0;
-            for i in range.filter(|&i| !fixed[i]) {
-                // SAFETY: disjoint chunks; `i < n`, the length of every vector here.
-                unsafe {
-                    *xp.ptr().add(i) += alpha * t[i];
-                    let rhi = &mut *rhp.ptr().add(i);
-                    *rhi -= alpha * q[i];
-                    let zi = d[i] * *rhi;
-                    *zp.ptr().add(i) = zi;
-                    rz += rhi.dot(&zi);
-                }
-            }
-            rz
+            let (start, len) = (range.start, range.len());
+            // SAFETY: the chunks are disjoint ranges of `0..n`, and `n` is the length of
+            // `x`, `r̂` and `ẑ`: each chunk's slices are its own.
+            let (x, rh, z) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(xp.ptr().add(start), len),
+                    std::slice::from_raw_parts_mut(rhp.ptr().add(start), len),
+                    std::slice::from_raw_parts_mut(zp.ptr().add(start), len),
+                )
+            };
+            update_rows(
+                &fixed[range.clone()],
+                alpha,
+                [&t[range.clone()], &q[range.clone()]],
+                &d[range],
+                x,
+                rh,
+                z,
+            )
         });
         self.partials[..par::n_chunks(n)].iter().sum()
+    }
+}
+
+crate::isa::avx2_or_baseline! {
+    /// [`EisenstatSsor::update`] on a chunk of rows: `x += α t`, `r̂ −= α q`, `ẑ = D r̂`;
+    /// returns `r̂ᵀ ẑ`, summed in two partial sums (even and odd rows, added at the end).
+    fn update_rows(
+        fixed: &[bool],
+        alpha: f64,
+        tq: [&[Vector3<f64>]; 2],
+        d: &[Matrix3<f64>],
+        x: &mut [Vector3<f64>],
+        rh: &mut [Vector3<f64>],
+        z: &mut [Vector3<f64>],
+    ) -> f64 {
+        let n = x.len();
+        // (Every slice cut to `n`, so that the loop's indexing needs no bounds checks.)
+        let (fixed, t, q, d) = (&fixed[..n], &tq[0][..n], &tq[1][..n], &d[..n]);
+        let (rh, z) = (&mut rh[..n], &mut z[..n]);
+        let mut rz = [0.0; 2];
+        for i in 0..n {
+            if fixed[i] {
+                continue;
+            }
+            x[i] += alpha * t[i];
+            let rhi = rh[i] - alpha * q[i];
+            rh[i] = rhi;
+            let zi = d[i] * rhi;
+            z[i] = zi;
+            rz[i & 1] += rhi.dot(&zi);
+        }
+        rz[0] + rz[1]
     }
 }
 
