@@ -37,7 +37,7 @@ pub trait Precond {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CgInfo {
     pub iterations: usize,
-    /// `‖r‖ / ‖b_F − A_FH x_H‖` on the free vertices (the scale of [`free_norm`]; 0 when it
+    /// `‖r‖ / ‖b_F − A_FH x_H‖` on the free vertices (the scale of `free_norm`; 0 when it
     /// is zero).
     pub relative_residual: f64,
 }
@@ -98,7 +98,7 @@ impl CgWorkspace {
 /// Solves `A x = b` on the free vertices with preconditioner `precond`; `x` holds the first
 /// guess (warm start) on entry and its fixed entries are left untouched. Stops when
 /// `‖b − A x‖ ≤ tolerance · ‖b_F − A_FH x_H‖` on the free vertices (the right-hand side of
-/// the free vertices' system, see [`free_norm`]) or after `max_iterations`. `A` must be
+/// the free vertices' system, see `free_norm`) or after `max_iterations`. `A` must be
 /// symmetric: below [`par::VEC_PAR_MIN`] rows the products `A p` read its upper half only.
 ///
 /// Block-diagonal preconditioners run the fused loop: three passes per iteration (`q = A p`
