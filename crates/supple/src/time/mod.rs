@@ -36,7 +36,9 @@ use nalgebra::Vector3;
 pub struct StepStats {
     /// CG iterations (0 for a direct solve).
     pub solver_iterations: usize,
-    /// Relative residual `‖b − A x‖ / ‖b‖` of the linear solve (the true one for a direct solve).
+    /// Relative residual of the linear solve: `‖b − A x‖` over the free dofs, relative to
+    /// `‖b_F − A_FH x_H‖` for CG (the right-hand side with the held dofs at their values) and
+    /// to `‖b‖` for a direct solve (where it is the true one).
     pub solver_residual: f64,
     pub solver_converged: bool,
     /// A direct solver factored the matrix in this step (a kept factor was not reused).
