@@ -311,6 +311,15 @@ mod tests {
     use crate::linalg::BlockPattern;
     use std::sync::Arc;
 
+    /// Every preconditioner a solve can be given (not `Auto`, which picks one of them).
+    const EVERY: [Preconditioner; 5] = [
+        Preconditioner::BlockJacobi,
+        Preconditioner::BlockSsor,
+        Preconditioner::EisenstatSsor,
+        Preconditioner::MulticolorSsor,
+        Preconditioner::Amg,
+    ];
+
     /// An SPD block matrix on a small tet strip: A = L + shift·I with L a graph Laplacian ⊗ S.
     fn spd_matrix() -> BlockCsr {
         let tets = [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5]];
@@ -424,13 +433,7 @@ mod tests {
         for b_free in [0.0, 1e-19] {
             let mut b = vec![Vector3::zeros(); 6];
             b[2].x = b_free;
-            for preconditioner in [
-                Preconditioner::BlockJacobi,
-                Preconditioner::BlockSsor,
-                Preconditioner::EisenstatSsor,
-                Preconditioner::MulticolorSsor,
-                Preconditioner::Amg,
-            ] {
+            for preconditioner in EVERY {
                 let mut x = vec![Vector3::zeros(); 6];
                 x[0] = held;
                 let settings = PcgSettings {
@@ -506,13 +509,7 @@ mod tests {
             ("NaN in A", &nan_a, &finite, &zero),
             ("NaN in the first guess", &a, &finite, &nan_x0),
         ];
-        for preconditioner in [
-            Preconditioner::BlockJacobi,
-            Preconditioner::BlockSsor,
-            Preconditioner::EisenstatSsor,
-            Preconditioner::MulticolorSsor,
-            Preconditioner::Amg,
-        ] {
+        for preconditioner in EVERY {
             for (what, a, b, x0) in cases {
                 let mut x = x0.to_vec();
                 let stats = Pcg::new(6).solve(
