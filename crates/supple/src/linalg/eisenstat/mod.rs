@@ -41,13 +41,14 @@
 //! anyway) and takes the true residual (one product with `A`) only when the estimate
 //! reaches the tolerance. The estimate was within a factor 0.5–2 of `‖r‖²`: 0.94–1.92 on
 //! `contact_10k` (one true residual per solve), 0.57–0.60 on the 20k bench bar (two: the
-//! first check comes one iteration early) (EXPERIMENTS.md, issue 18, *Session 17*). When that residual is not yet small enough, it
-//! replaces the recurrence's: `r̂ = E⁻¹ r` (a forward sweep), the scale is updated, and CG
-//! goes on along the same direction (residual replacement: H. A. van der Vorst and Q. Ye,
-//! "Residual replacement strategies for Krylov subspace iterative methods for the
-//! convergence of true residuals", SIAM J. Sci. Comput. 22(3), 2000). An estimate off by
-//! more than [`DRIFT`] means the recurrence drifted from the true residual in rounding;
-//! CG then starts again from the true residual, as the shared loop does.
+//! first check comes one iteration early; EXPERIMENTS.md, issue 18, *Session 17*). When
+//! that residual is not yet small enough, it replaces the recurrence's: `r̂ = E⁻¹ r` (a
+//! forward sweep), the scale is updated, and CG goes on along the same direction (residual
+//! replacement: H. A. van der Vorst and Q. Ye, "Residual replacement strategies for Krylov
+//! subspace iterative methods for the convergence of true residuals", SIAM J. Sci. Comput.
+//! 22(3), 2000). An estimate off by more than [`DRIFT`] means the recurrence drifted from
+//! the true residual in rounding; CG then starts again from the true residual, as the
+//! shared loop does.
 //!
 //! **Why a loop of its own** and not the shared loop of `linalg::cg` with a preconditioner
 //! behind [`super::Precond`]: that loop runs CG on the system it is given and tests that
@@ -480,6 +481,8 @@ impl EisenstatSsor {
     /// order.
     fn update(&mut self, fixed: &[bool], x: &mut [Vector3<f64>], alpha: f64) -> f64 {
         let n = self.rh.len();
+        // The chunks' slices of `x` below are cut from its pointer.
+        assert_eq!(x.len(), n, "the solution has one entry per row");
         let (d, t, q) = (&self.d, &self.t, &self.q);
         let ptrs = (
             SharedMut(x.as_mut_ptr()),
