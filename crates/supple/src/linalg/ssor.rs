@@ -59,7 +59,7 @@ impl Precond for Ssor {
 
 #[cfg(test)]
 mod tests {
-    use crate::linalg::test_support::bar_system;
+    use crate::linalg::test_support::{bar_system, free_residual_norms};
     use crate::linalg::{Pcg, PcgSettings, Preconditioner};
     use nalgebra::Vector3;
 
@@ -100,19 +100,8 @@ mod tests {
         );
         // The reported residual is the true one, relative to the free vertices' right-hand
         // side `b_F − A_FH x_H` (the held vertices at their prescribed values).
-        let mut ax = vec![Vector3::zeros(); n];
-        a.mul_vec(&xs, &mut ax);
-        let held: Vec<_> = (0..n)
-            .map(|i| if fixed[i] { x0[i] } else { Vector3::zeros() })
-            .collect();
-        let mut ah = vec![Vector3::zeros(); n];
-        a.mul_vec(&held, &mut ah);
-        let (mut rr, mut bb) = (0.0, 0.0);
-        for i in (0..n).filter(|&i| !fixed[i]) {
-            rr += (b[i] - ax[i]).norm_squared();
-            bb += (b[i] - ah[i]).norm_squared();
-        }
-        let rel = (rr / bb).sqrt();
+        let (r, scale) = free_residual_norms(&a, &b, &fixed, &xs);
+        let rel = r / scale;
         assert!(
             rel <= 1e-10 && (rel - ss.relative_residual).abs() <= 1e-3 * rel,
             "{rel:e} vs {:e}",

@@ -71,3 +71,27 @@ pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
         .expect("a test thread pool")
         .install(f)
 }
+
+/// `(‖b − A x‖, ‖b_F − A_FH x_H‖)` over the free vertices `F`, with the held vertices `H`
+/// at their values in `x`: the true residual and the scale of CG's stopping rule
+/// (`cg::free_norm`), from products with the full matrix.
+pub fn free_residual_norms(
+    a: &BlockCsr,
+    b: &[Vector3<f64>],
+    fixed: &[bool],
+    x: &[Vector3<f64>],
+) -> (f64, f64) {
+    let n = x.len();
+    let held: Vec<_> = (0..n)
+        .map(|i| if fixed[i] { x[i] } else { Vector3::zeros() })
+        .collect();
+    let (mut ax, mut ah) = (vec![Vector3::zeros(); n], vec![Vector3::zeros(); n]);
+    a.mul_vec(x, &mut ax);
+    a.mul_vec(&held, &mut ah);
+    let (mut rr, mut ff) = (0.0, 0.0);
+    for i in (0..n).filter(|&i| !fixed[i]) {
+        rr += (b[i] - ax[i]).norm_squared();
+        ff += (b[i] - ah[i]).norm_squared();
+    }
+    (rr.sqrt(), ff.sqrt())
+}
