@@ -9,4 +9,4 @@ pub mod polar;
 
 pub use elements::ElementSet;
 pub use mass::{Mass, MassKind};
-pub use material::{ForceModel, Lame, MaterialError};
+pub use material::{ForceModel, FrameTangent, Lame, MaterialError};

@@ -168,6 +168,11 @@ pub struct Pcg {
     amg: Option<Amg>,
     /// Rest positions of the vertices, for the rigid-body modes of the multigrid.
     positions: Option<Vec<Vector3<f64>>>,
+    /// The preconditioner last refreshed and the fixed set it was refreshed for: a solve
+    /// whose matrix did not change (a constant or frame-warped tangent at the same `dt`)
+    /// keeps its inverted diagonal blocks and copied sweeps.
+    refreshed: Option<Preconditioner>,
+    refreshed_fixed: Vec<bool>,
 }
 
 impl Pcg {
@@ -180,6 +185,8 @@ impl Pcg {
             multicolor: None,
             amg: None,
             positions: None,
+            refreshed: None,
+            refreshed_fixed: vec![false; n],
         }
     }
 
@@ -212,7 +219,9 @@ impl Pcg {
     }
 
     /// [`Pcg::solve`] where `matrix_changed: false` promises that `a` is the matrix of the
-    /// previous call, so the multigrid hierarchy is kept as it is.
+    /// previous call, so the preconditioner is kept: the multigrid hierarchy as it is, the
+    /// others' inverted diagonal blocks and sweep copies when the fixed set is also that of
+    /// the previous call.
     pub fn solve_changed(
         &mut self,
         a: &BlockCsr,
@@ -224,15 +233,27 @@ impl Pcg {
     ) -> PcgStats {
         let ws = &mut self.ws;
         let free = fixed.iter().filter(|&&f| !f).count();
-        let result = match settings.preconditioner.resolve(free) {
+        let resolved = settings.preconditioner.resolve(free);
+        // The multigrid decides for itself (`Amg::prepare`).
+        let refresh = matrix_changed
+            || self.refreshed != Some(resolved)
+            || self.refreshed_fixed[..] != fixed[..];
+        if refresh {
+            self.refreshed = None;
+        }
+        let result = match resolved {
             Preconditioner::Auto => unreachable!("resolved"),
             Preconditioner::BlockJacobi => {
-                self.jacobi.refresh(a, fixed);
+                if refresh {
+                    self.jacobi.refresh(a, fixed);
+                }
                 conjugate_gradient(ws, a, b, fixed, x, settings, &mut self.jacobi)
             }
             Preconditioner::BlockSsor => {
                 let pc = self.ssor.get_or_insert_with(|| Ssor::new(a.n_rows()));
-                pc.refresh(a, fixed);
+                if refresh {
+                    pc.refresh(a, fixed);
+                }
                 conjugate_gradient(ws, a, b, fixed, x, settings, pc)
             }
             Preconditioner::EisenstatSsor => {
@@ -243,7 +264,9 @@ impl Pcg {
                 let es = self
                     .eisenstat
                     .get_or_insert_with(|| EisenstatSsor::new(a.n_rows()));
-                es.refresh(a, fixed);
+                if refresh {
+                    es.refresh(a, fixed);
+                }
                 let result = es.solve(a, b, fixed, x, settings);
                 match (result, es.breakdown()) {
                     // SSOR needs a positive definite matrix; on the indefinite tangents of
@@ -272,7 +295,9 @@ impl Pcg {
                 let pc = self
                     .multicolor
                     .get_or_insert_with(|| MulticolorSsor::new(&a.pattern));
-                pc.refresh(a, fixed);
+                if refresh {
+                    pc.refresh(a, fixed);
+                }
                 conjugate_gradient(ws, a, b, fixed, x, settings, pc)
             }
             Preconditioner::Amg => {
@@ -289,6 +314,14 @@ impl Pcg {
                 result
             }
         };
+        if refresh && resolved != Preconditioner::Amg {
+            self.refreshed = Some(resolved);
+            if self.refreshed_fixed.len() == fixed.len() {
+                self.refreshed_fixed.copy_from_slice(fixed);
+            } else {
+                self.refreshed_fixed = fixed.to_vec();
+            }
+        }
         match result {
             Ok(info) => PcgStats {
                 iterations: info.iterations,
@@ -452,6 +485,58 @@ mod tests {
                 assert!(f > 1e-2, "the held vertex must load the free ones: {f}");
                 assert!(r <= 1e-10 * f, "{preconditioner:?}: residual {r} of {f}");
                 assert!(x[1..5].iter().all(|v| v.norm() > 0.0), "{x:?}");
+            }
+        }
+    }
+
+    /// A solve told that the matrix did not change keeps the preconditioner of the last one:
+    /// the same bits as a solve that refreshes it, and a refresh after all when the fixed
+    /// set changed (the inverted blocks of the newly held vertex would be stale) or the
+    /// matrix did.
+    #[test]
+    fn an_unchanged_matrix_keeps_its_preconditioner_until_the_fixed_set_changes() {
+        let (a, n) = crate::linalg::test_support::bar_system([6, 2, 2]);
+        let mut fixed = vec![false; n];
+        fixed[..9].fill(true);
+        let mut other = fixed.clone();
+        other[n - 1] = true;
+        let mut scaled = a.clone();
+        for v in &mut scaled.values {
+            *v *= 2.0;
+        }
+        let b = crate::linalg::test_support::random_vectors(n, 7, &vec![false; n]);
+        let settings = |preconditioner| PcgSettings {
+            tolerance: 1e-10,
+            max_iterations: 1000,
+            preconditioner,
+        };
+        for preconditioner in EVERY {
+            let settings = settings(preconditioner);
+            let mut kept = Pcg::new(n);
+            let solve = |pcg: &mut Pcg, a: &BlockCsr, changed: bool, fixed: &[bool]| {
+                let mut x = vec![Vector3::zeros(); n];
+                let s = pcg.solve_changed(a, changed, &b, fixed, &mut x, &settings);
+                assert!(s.converged, "{preconditioner:?}: {s:?}");
+                let (r, f) = crate::linalg::test_support::free_residual_norms(a, &b, fixed, &x);
+                assert!(r <= 1e-10 * f, "{preconditioner:?}: residual {r} of {f}");
+                x
+            };
+            solve(&mut kept, &a, true, &fixed);
+            let again = solve(&mut kept, &a, false, &fixed);
+            assert!(
+                again == solve(&mut Pcg::new(n), &a, true, &fixed),
+                "{preconditioner:?}"
+            );
+            let held = solve(&mut kept, &a, false, &other);
+            assert!(
+                held == solve(&mut Pcg::new(n), &a, true, &other),
+                "{preconditioner:?}"
+            );
+            let stiffer = solve(&mut kept, &scaled, true, &other);
+            // (The multigrid may keep its hierarchy for a changed matrix: `Amg::prepare`.)
+            if preconditioner != Preconditioner::Amg {
+                let fresh = solve(&mut Pcg::new(n), &scaled, true, &other);
+                assert!(stiffer == fresh, "{preconditioner:?}");
             }
         }
     }

@@ -20,7 +20,11 @@
 //!
 //! The linear solver is PCG or a sparse Cholesky ([`LinearSolverKind`]). A model with a
 //! constant tangent at an unchanged `dt` keeps its matrix, and the Cholesky factor with it:
-//! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4).
+//! one factorization, then a back-substitution per step (Zhuang & Canny 1999, §4). So does
+//! the warped model, whose matrix is a constant one seen in rotating vertex frames,
+//! `A = B A⁰ Bᵀ` ([`System::frames`]): the step solves `A⁰ (Bᵀ v⁺) = Bᵀ b`, with no matrix
+//! assembled or factorized after the first step (the rest stiffness of Müller et al. 2002,
+//! §3.2, never rotated).
 
 use super::sliding::Sliding;
 use super::warm_start::VelocityHistory;
@@ -73,6 +77,8 @@ pub struct LinearizedBackwardEuler {
     /// whether `a` still holds the matrix as assembled.
     a_unfiltered: Vec<Matrix3<f64>>,
     a_intact: bool,
+    /// Whether `a` holds the frames' `A⁰` (see `System::frames`) rather than `A`.
+    in_frames: bool,
 }
 
 /// Share of the start's kinetic + elastic energy a linearized step of a barrier model may
@@ -146,6 +152,7 @@ impl LinearizedBackwardEuler {
             v_kept: vec![Vector3::zeros(); n],
             a_unfiltered: Vec::new(),
             a_intact: false,
+            in_frames: false,
         })
     }
 
@@ -230,7 +237,12 @@ impl Integrator for LinearizedBackwardEuler {
         let constant = System::matrix_is_constant(body, inputs);
         let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
         let sliding = self.sliding.has_sliding();
-        let changed = if again {
+        // A warped tangent, `A = B A⁰ Bᵀ` (see `System::frames`): `a` keeps `A⁰` and the solve
+        // runs in the vertices' frames. Not with captured holds, whose reactions and filter
+        // need `A` itself.
+        let in_frames = !captured && System::frames(body, inputs).is_some();
+        let switched = in_frames != self.in_frames;
+        let changed = if again && !switched {
             // The kept matrix as assembled (the last solve's filter changed `a`). The solver
             // gets the matrix of its last call unless either solve filters it.
             let was_filtered = !self.a_intact;
@@ -240,12 +252,19 @@ impl Integrator for LinearizedBackwardEuler {
             }
             was_filtered || sliding
         } else {
-            let changed = sliding || !self.a_intact || !(constant && self.assembled_for == Some(h));
+            let kept = constant || in_frames;
+            let changed =
+                sliding || switched || !self.a_intact || !(kept && self.assembled_for == Some(h));
             if changed {
-                // (1 + hα) M + h D + (hβ + h²) K.
-                self.system
-                    .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
-                self.assembled_for = constant.then_some(h);
+                // (1 + hα) M + h D + (hβ + h²) K, or its `A⁰`.
+                if in_frames {
+                    System::assemble_rest(body, 1.0, h, h * h, &mut self.a);
+                } else {
+                    self.system
+                        .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
+                }
+                self.assembled_for = kept.then_some(h);
+                self.in_frames = in_frames;
                 self.a_intact = true;
             }
             changed
@@ -256,6 +275,7 @@ impl Integrator for LinearizedBackwardEuler {
         let Body {
             elems,
             mass,
+            model,
             x,
             v,
             constraints,
@@ -312,9 +332,20 @@ impl Integrator for LinearizedBackwardEuler {
             // The filtered matrix is this step's only: the next one assembles again.
             self.assembled_for = None;
         }
+        let frames = model
+            .frame_tangent()
+            .filter(|_| in_frames)
+            .map(|f| f.rotations);
+        if let Some(r) = frames {
+            par::for_each_mut(&mut self.rhs, |i, b| *b = r[i].tr_mul(b));
+            par::for_each_mut(&mut self.v_new, |i, g| *g = r[i].tr_mul(g));
+        }
         let stats = self
             .solver
             .solve(&self.a, changed, &self.rhs, fixed, &mut self.v_new);
+        if let Some(r) = frames {
+            par::for_each_mut(&mut self.v_new, |i, y| *y = r[i] * *y);
+        }
         if captured {
             self.sliding.restore(&self.a, &mut self.v_new);
         }

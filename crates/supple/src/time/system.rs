@@ -10,8 +10,9 @@
 
 use super::inputs::StepInputs;
 use crate::body::Body;
+use crate::fem::MassKind;
 use crate::linalg::{par, BlockCsr};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 /// Workspaces for evaluating a body's forces and Jacobians (allocated once per body).
 #[derive(Debug)]
@@ -147,6 +148,40 @@ impl System {
             && !inputs.changes_matrix()
             && !body.loads.has_follower()
             && !(body.constraints.any_partial() && body.constraints.any_release())
+    }
+
+    /// The vertex rotations `B = diag(R_i)` when [`assemble`](Self::assemble) gives
+    /// `B A⁰ Bᵀ` with `A⁰` independent of `x` ([`assemble_rest`](Self::assemble_rest)): the
+    /// model's tangent is `B K⁰ Bᵀ` ([`crate::fem::ForceModel::frame_tangent`]) and every
+    /// other term of the matrix is a multiple of the identity per block, which the frames
+    /// leave alone: lumped mass (`R_i m_i I R_iᵀ = m_i I`), Rayleigh damping, no viscosity,
+    /// anchors, springs, follower loads or partially held vertices. Then `A v = b` is
+    /// `A⁰ (Bᵀ v) = Bᵀ b`, and PCG in the frames runs, in exact arithmetic, the iterates of
+    /// PCG on `A`: the block Jacobi and SSOR preconditioners of `B A⁰ Bᵀ` are `B P⁰ Bᵀ`
+    /// with `P⁰` those of `A⁰`, and `B` keeps every norm.
+    pub fn frames<'a>(body: &'a Body, inputs: &StepInputs) -> Option<&'a [Matrix3<f64>]> {
+        let frames = body.model.frame_tangent()?;
+        (body.mass.kind == MassKind::Lumped
+            && body.viscosity.is_none()
+            && !inputs.changes_matrix()
+            && !body.loads.has_follower()
+            && !body.constraints.any_partial())
+        .then_some(frames.rotations)
+    }
+
+    /// Sets `a = (cm + cd α) M + (ck + cd β) K⁰`, the matrix `A⁰` of [`frames`](Self::frames)
+    /// (for a body whose `frames` is `Some`).
+    pub fn assemble_rest(body: &Body, cm: f64, cd: f64, ck: f64, a: &mut BlockCsr) {
+        let (alpha, beta) = (body.damping.alpha, body.damping.beta);
+        let k_scale = ck + cd * beta;
+        match body.model.frame_tangent() {
+            Some(frames) if k_scale != 0.0 => {
+                let rest = &frames.rest.values;
+                par::for_each_mut(&mut a.values, |s, v| *v = k_scale * rest[s]);
+            }
+            _ => a.set_zero(),
+        }
+        body.mass.add_to(a, cm + cd * alpha);
     }
 
     /// Total energy `kinetic + elastic + gravitational + load potential` of the body's

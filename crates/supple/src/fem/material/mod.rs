@@ -108,6 +108,14 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// The tangent as a constant matrix seen in per-vertex frames, where the model's is one:
+    /// `K(x) = B K⁰ Bᵀ` with `B = diag(R_i)` (frames as last refreshed) and `K⁰` independent
+    /// of `x` (the warped model, Müller et al. 2002 §3.2). Lets an integrator keep `K⁰`'s
+    /// matrix, with its factor or preconditioner, and solve in the vertices' frames.
+    fn frame_tangent(&self) -> Option<FrameTangent<'_>> {
+        None
+    }
+
     /// True for a barrier model, whose energy grows without bound as an element's volume
     /// goes to zero (Liesenfeld–Stolfi): its states must keep every element volume positive,
     /// so implicit steps cap their length at the first zero-volume crossing and a step that
@@ -127,6 +135,15 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
     ) -> bool {
         false
     }
+}
+
+/// A tangent `K(x) = B K⁰ Bᵀ` ([`ForceModel::frame_tangent`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FrameTangent<'a> {
+    /// The rotations `R_i`, one per vertex.
+    pub rotations: &'a [Matrix3<f64>],
+    /// `K⁰`, on the body's pattern.
+    pub rest: &'a BlockCsr,
 }
 
 /// Von Mises equivalent stress `√(3/2 s:s)` of a stress `σ`, with `s = σ − tr(σ)/3 · I` its

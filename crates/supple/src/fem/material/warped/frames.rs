@@ -131,14 +131,15 @@ impl RotationFieldData {
             }
             RotationField::LeastSquares => {
                 let rest_edges = &self.rest_edges;
-                par::for_each_mut(rotations, |i, r| {
+                // Several vertices at a time (the corotational elements' batched iteration).
+                polar::update_rotations_near(rotations, |i| {
                     let row = p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize;
                     let xi = x[i];
                     let mut a = Matrix3::zeros();
                     for (&j, e0) in p.cols[row.clone()].iter().zip(&rest_edges[row]) {
                         a += (x[j as usize] - xi) * e0.transpose();
                     }
-                    *r = polar::rotation_near(&a, r);
+                    a
                 });
             }
         }

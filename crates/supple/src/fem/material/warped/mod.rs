@@ -58,7 +58,7 @@ mod blocks;
 mod element;
 mod frames;
 
-use super::{linear_stress, ForceModel, Lame, RotationField};
+use super::{linear_stress, ForceModel, FrameTangent, Lame, RotationField};
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::par::{self, SharedMut};
@@ -295,6 +295,15 @@ impl ForceModel for Warped {
                 k,
             ),
         }
+    }
+
+    /// `Rotated`: `B K Bᵀ` with the stored rest stiffness `K`. (`Element` projects each
+    /// element's part off its rigid fields, which no per-vertex frame undoes.)
+    fn frame_tangent(&self) -> Option<FrameTangent<'_>> {
+        (self.tangent == WarpedTangent::Rotated).then_some(FrameTangent {
+            rotations: &self.rotations,
+            rest: &self.k0,
+        })
     }
 
     /// None: the warped forces are not the gradient of an energy (see the module notes).
