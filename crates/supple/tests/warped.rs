@@ -350,7 +350,7 @@ fn the_solve_in_vertex_frames_takes_the_steps_of_the_assembled_matrix() {
                     warped_kind(field, false),
                     true,
                 );
-                let mut w = common::world_with(desc, 9.81, 0.01, solver.clone());
+                let mut w = common::world_with(desc, 9.81, 0.01, *solver);
                 let b = &mut w.bodies[0];
                 let model = Warped::new(b.lame, field, false, &b.mesh, &b.elems);
                 b.model = Box::new(model.with_tangent(tangent));
