@@ -20,7 +20,10 @@
 //! issue 12's hang.) That search is also capped at [`MAX_EVALS`] evaluations; at the cap the
 //! pair is reported conservatively (see [`super::Outcome`]).
 
-use super::{all_finite, bernstein3, bisect3, make_hit, triple, Hit, Outcome, Pair, V3};
+use super::{
+    all_finite, bernstein3, make_hit, narrow3, triple, Bracket, Hit, Outcome, Pair, BISECT_STEPS,
+    V3,
+};
 
 /// A coefficient below `F_REL_TOL` times the magnitude of its triple products is rounding
 /// noise (see [`coplanarity_noise`]).
@@ -152,6 +155,12 @@ fn lerp(a: &[V3; 4], b: &[V3; 4], s: f64) -> [V3; 4] {
 
 /// The shared driver of [`vertex_face_exact`] and [`edge_edge_exact`].
 fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
+    earliest_looking(pair, x0, x1, eta, &LOOK_AFTER)
+}
+
+/// [`earliest`], looking at the distance after `looks` bisection steps of each root's
+/// bracket (see [`coplanar_root`]; none: every root bisected to the end).
+fn earliest_looking(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64, looks: &[usize]) -> Outcome {
     if !all_finite(x0) || !all_finite(x1) {
         return Outcome::exact(None);
     }
@@ -182,16 +191,7 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
     if c.iter().zip(&noise).all(|(ci, ni)| ci.abs() <= *ni) {
         // Coplanar throughout: search the distance, Lipschitz with the largest relative speed
         // of a point of one feature and a point of the other.
-        let (first, second) = match pair {
-            Pair::VertexFace => (0..1, 1..4),
-            Pair::EdgeEdge => (0..2, 2..4),
-        };
-        let mut lip = 0.0f64;
-        for i in first {
-            for j in second.clone() {
-                lip = lip.max((rate[i] - rate[j]).norm());
-            }
-        }
+        let lip = pair.lipschitz(&rate);
         let slack = D_REL_TOL * size;
         let dist = |s: f64| pair.closest(&lerp(&a, &b, s)).0;
         return match earliest_within(dist, lip, threshold, slack) {
@@ -203,6 +203,17 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
             },
         };
     }
+
+    // A bracket of a root is dropped early when the features are too far apart anywhere in
+    // it for the distance at the root to be within `threshold` (see `coplanar_root`): the
+    // distance is Lipschitz in `s` with the largest relative speed of a point of one feature
+    // and a point of the other, and `margin` covers its rounding.
+    let lip = std::cell::OnceCell::new();
+    let far_from = |lo: f64, hi: f64| -> bool {
+        let lip = *lip.get_or_init(|| pair.lipschitz(&rate));
+        let (d, _) = pair.closest(&lerp(&a, &b, 0.5 * (lo + hi)));
+        d - lip * (hi - lo) > threshold + D_REL_TOL * size
+    };
 
     // Breakpoints 0, critical points, 1: f is monotone between consecutive ones.
     let (crit, n_crit) = critical_points(&c);
@@ -220,13 +231,56 @@ fn earliest(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64) -> Outcome {
             }
         }
         if j + 1 < n_bp && fv[j] * fv[j + 1] < 0.0 {
-            let root = bisect3(&c, bp[j], bp[j + 1], fv[j]);
+            let Some(root) = coplanar_root(&c, bp[j], bp[j + 1], fv[j], looks, &far_from) else {
+                continue;
+            };
             if let Some(hit) = hit_at(root) {
                 return Outcome::exact(Some(hit));
             }
         }
     }
     Outcome::exact(None)
+}
+
+/// Bisection steps before each early look at the distance in [`coplanar_root`].
+const LOOK_AFTER: [usize; 2] = [6, 10];
+
+/// The root [`super::bisect3`] finds in `[lo, hi]`, or `None` when `far_from(lo′, hi′)`
+/// tells, at a bracket `[lo′, hi′]` of it after each of the `looks` (by default 6 and then 10
+/// more steps), that no time in that bracket can be within the contact distance. Most sign changes of a resting or sliding contact are the
+/// vertex crossing the plane of a face it is nowhere near; bisecting those to the resolution
+/// of `f64` was most of the narrow phase's time on `contact_10k` (issue 18). A root that is
+/// not dropped is bitwise the one of the whole bisection.
+fn coplanar_root(
+    c: &[f64; 4],
+    lo: f64,
+    hi: f64,
+    f_lo: f64,
+    looks: &[usize],
+    far_from: &impl Fn(f64, f64) -> bool,
+) -> Option<f64> {
+    let mut bracket = Bracket { lo, hi, steps: 0 };
+    let mut done = 0;
+    for &look in looks {
+        bracket = narrow3(c, bracket.lo, bracket.hi, f_lo, look);
+        done += look;
+        if bracket.lo == bracket.hi {
+            return Some(bracket.lo);
+        }
+        if far_from(bracket.lo, bracket.hi) {
+            return None;
+        }
+    }
+    Some(
+        narrow3(
+            c,
+            bracket.lo,
+            bracket.hi,
+            f_lo,
+            BISECT_STEPS.saturating_sub(done),
+        )
+        .lo,
+    )
 }
 
 /// What [`earliest_within`] found.
@@ -424,5 +478,57 @@ mod tests {
         };
         assert_eq!(earliest_within(far, 0.01, 0.001, 1e-12), Search::Clear);
         assert_eq!(calls.get(), 2);
+    }
+
+    /// Dropping a root's bracket early (`coplanar_root`) changes no outcome: on 4000 random
+    /// vertex–face and edge–edge pairs crossing each other's planes near and far from the
+    /// features, bitwise the hits of bisecting every root to the end.
+    #[test]
+    fn looking_early_at_the_distance_keeps_every_outcome() {
+        use crate::fem::material::test_support::Lcg;
+        let mut rng = Lcg(2026);
+        let (mut hits, mut crossings_without_hit) = (0, 0);
+        for case in 0..4000 {
+            let pair = if case % 2 == 0 {
+                Pair::VertexFace
+            } else {
+                Pair::EdgeEdge
+            };
+            // Points spread over a few units in x and z, crossing y = 0 by up to `depth`.
+            let depth = 10f64.powf(-2.0 - 3.0 * rng.uniform().abs());
+            let mut x0 = [V3::zeros(); 4];
+            let mut x1 = [V3::zeros(); 4];
+            for k in 0..4 {
+                let side = if pair.first_feature(k) { 1.0 } else { -0.2 };
+                let p = V3::new(
+                    2.0 * rng.uniform(),
+                    side * depth * rng.uniform().abs(),
+                    2.0 * rng.uniform(),
+                );
+                x0[k] = p;
+                x1[k] = p + V3::new(
+                    0.01 * rng.uniform(),
+                    -side * 2.0 * depth * rng.uniform().abs(),
+                    0.01 * rng.uniform(),
+                );
+            }
+            let eta = 0.05 * rng.uniform().abs();
+            let early = earliest_looking(pair, &x0, &x1, eta, &LOOK_AFTER);
+            let full = earliest_looking(pair, &x0, &x1, eta, &[]);
+            assert_eq!(early, full, "case {case}: {pair:?} {x0:?} {x1:?} {eta}");
+            if full.hit.is_some() {
+                hits += 1;
+            } else {
+                let ea: [V3; 3] = std::array::from_fn(|k| x0[k + 1] - x0[0]);
+                let eb: [V3; 3] = std::array::from_fn(|k| x1[k + 1] - x1[0]);
+                let c = coplanarity_bernstein(&ea, &eb);
+                if c[0] * c[3] < 0.0 {
+                    crossings_without_hit += 1;
+                }
+            }
+        }
+        println!("{hits} hits, {crossings_without_hit} crossings far from the features");
+        assert!(hits > 200, "{hits}");
+        assert!(crossings_without_hit > 200, "{crossings_without_hit}");
     }
 }

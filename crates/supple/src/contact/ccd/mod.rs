@@ -107,6 +107,34 @@ pub(crate) enum Pair {
 }
 
 impl Pair {
+    /// The largest relative speed `|rate_i − rate_j|` of a point `i` of one feature and a
+    /// point `j` of the other: a Lipschitz constant in `s` of the features' distance along
+    /// linear trajectories with these rates (every point of a feature is a convex combination
+    /// of its points, so the distance between two of them changes at most that fast).
+    pub(crate) fn lipschitz(self, rate: &[V3; 4]) -> f64 {
+        let (first, second) = match self {
+            Pair::VertexFace => (0..1, 1..4),
+            Pair::EdgeEdge => (0..2, 2..4),
+        };
+        let mut lip = 0.0f64;
+        for i in first {
+            for j in second.clone() {
+                lip = lip.max((rate[i] - rate[j]).norm());
+            }
+        }
+        lip
+    }
+
+    /// True when point `k` (of the four) belongs to the first feature (the vertex, or the
+    /// first edge).
+    #[cfg(test)]
+    pub(crate) fn first_feature(self, k: usize) -> bool {
+        match self {
+            Pair::VertexFace => k == 0,
+            Pair::EdgeEdge => k < 2,
+        }
+    }
+
     /// Distance between the two features and the contact weights [`Hit::w`].
     pub(crate) fn closest(self, p: &[V3; 4]) -> (f64, [f64; 4]) {
         match self {
@@ -274,15 +302,43 @@ where
 /// bisection to the resolution of `f64`. Returns the last point found on the `lo` side
 /// (rounded *down*, as Liesenfeld & Stolfi §6.1 advise, so the pair is not yet crossed there),
 /// or the exact zero if one is hit.
-pub(crate) fn bisect3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64) -> f64 {
-    for _ in 0..200 {
+pub(crate) fn bisect3(c: &[f64; 4], lo: f64, hi: f64, f_lo: f64) -> f64 {
+    narrow3(c, lo, hi, f_lo, BISECT_STEPS).lo
+}
+
+/// Most bisection steps of [`bisect3`] (far more than the ~60 that reach the resolution of
+/// `f64` on `[0, 1]`).
+pub(crate) const BISECT_STEPS: usize = 200;
+
+/// A bracket of [`narrow3`]: `lo == hi` once the root is found (the resolution of `f64`
+/// reached, or an exact zero), `steps` bisection steps taken.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bracket {
+    pub lo: f64,
+    pub hi: f64,
+    pub steps: usize,
+}
+
+/// Up to `steps` steps of [`bisect3`]'s bisection of `[lo, hi]`: continuing from the bracket
+/// returned, with the same `f_lo`, takes the steps the whole bisection would have taken. At
+/// the resolution of `f64` the bracket closes on `lo`, at an exact zero on it.
+pub(crate) fn narrow3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64, steps: usize) -> Bracket {
+    for step in 0..steps {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
-            break;
+            return Bracket {
+                lo,
+                hi: lo,
+                steps: step,
+            };
         }
         let f = bernstein3(c, mid);
         if f == 0.0 {
-            return mid;
+            return Bracket {
+                lo: mid,
+                hi: mid,
+                steps: step + 1,
+            };
         }
         if (f > 0.0) == (f_lo > 0.0) {
             lo = mid;
@@ -290,7 +346,7 @@ pub(crate) fn bisect3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64) -> f64 
             hi = mid;
         }
     }
-    lo
+    Bracket { lo, hi, steps }
 }
 
 /// Issue 12's self-fold with a 1 m rod: a vertex–face pair of the exploded bar, captured from
