@@ -42,6 +42,10 @@
 //!   momentum change is `−h² Φᵀ K̃ v⁺`, no longer keeps momentum exactly (measured in
 //!   `tests/warped.rs`). A correction that restores the null space would have to be
 //!   `P K̃`, dense of rank 6, or be solved for over the whole vertex graph every step.
+//!   The linearized backward Euler step does not even rotate the blocks: with lumped mass
+//!   its matrix is `B A⁰ Bᵀ` with `A⁰` constant, and it solves in the vertices' frames with
+//!   `A⁰` assembled (and factorized or preconditioned) once ([`ForceModel::frame_tangent`],
+//!   `time::System::frames`).
 //! - `Element`: `Σ_e B_e K_e B_eᵀ` element by element (`element.rs`), the same matrix, and
 //!   with `ghost_correction` each element's part projected off the element's rigid fields,
 //!   which puts every rigid field of the body in the null space and makes the linearized
