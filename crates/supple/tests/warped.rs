@@ -411,3 +411,61 @@ fn the_solve_in_vertex_frames_takes_the_steps_of_the_assembled_matrix() {
         }
     }
 }
+
+/// Newton's backward Euler solves in the frames too: the bar of the test above, 20 steps at
+/// a Newton tolerance of 1e-10 by Cholesky, takes the steps of the `Element` tangent (the
+/// same Jacobian assembled in world axes) with one factorization for the whole run instead
+/// of at least one per step.
+#[test]
+fn newton_solves_in_vertex_frames_too() {
+    use supple::time::NewtonSettings;
+    for field in FIELDS {
+        let run = |tangent: WarpedTangent| {
+            let desc = common::bar(
+                [8, 2, 2],
+                0.1,
+                TetSplit::Five,
+                warped_kind(field, false),
+                true,
+            );
+            let body = Body::new(desc).expect("valid body");
+            let newton = NewtonSettings {
+                tolerance: 1e-10,
+                solver: LinearSolverKind::Cholesky {
+                    ordering: OrderingKind::Amd,
+                },
+                ..NewtonSettings::default()
+            };
+            let integrator = IntegratorKind::BackwardEuler { newton };
+            let mut w = World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, integrator)
+                .expect("valid world");
+            let b = &mut w.bodies[0];
+            let model = Warped::new(b.lame, field, false, &b.mesh, &b.elems);
+            b.model = Box::new(model.with_tangent(tangent));
+            let (mut factorized, mut newton_iterations) = (0, 0);
+            for _ in 0..20 {
+                w.step().unwrap();
+                let stats = &w.last_stats()[0];
+                assert!(!stats.solve_failed(), "{field:?} {tangent:?}: {stats:?}");
+                factorized += usize::from(stats.factorized);
+                newton_iterations += stats.newton_iterations;
+            }
+            (w.bodies[0].x.clone(), factorized, newton_iterations)
+        };
+        let (frames, frames_factorized, frames_its) = run(WarpedTangent::Rotated);
+        let (world_axes, world_factorized, world_its) = run(WarpedTangent::Element);
+        let scale = frames.iter().map(|x| x.norm()).fold(0.0, f64::max);
+        let diff = frames
+            .iter()
+            .zip(&world_axes)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max);
+        println!(
+            "{field:?}: max |Δx| {diff:.2e} m, Newton iterations {frames_its} / {world_its}, \
+             steps that factorized {frames_factorized} / {world_factorized}"
+        );
+        assert!(diff < 1e-8 * scale, "{field:?}: {diff:e}");
+        assert_eq!(frames_factorized, 1, "{field:?}");
+        assert_eq!(world_factorized, 20, "{field:?}");
+    }
+}

@@ -12,6 +12,9 @@
 //! The unknown is the velocity (not the positions) because fixed vertices then simply keep
 //! `u = 0`, and the matrix `M + γD + γ²K` stays well conditioned as `γ → 0`.
 //!
+//! A warped body's `J` is `B J⁰ Bᵀ` with `J⁰` constant ([`System::frames`]): it is solved in
+//! the vertices' frames with `J⁰` assembled and factorized once, as in the linearized step.
+//!
 //! One iteration solves `J δ = −r` with the body's [`LinearSolver`] and takes `u ← u + α δ`,
 //! `α = 1, ½, ¼, …` (at most [`MAX_CUTS`] cuts): backtracking (Hauth & Straßer §6; Dennis &
 //! Schnabel §6.3) with Armijo's sufficient-decrease test, `c = 10⁻⁴`, passed on either merit:
@@ -185,8 +188,11 @@ pub(crate) struct Newton {
     system: System,
     solver: LinearSolver,
     a: BlockCsr,
-    /// Coefficients `(cm, cd, ck)` of the matrix kept in `a` (models with a constant one).
-    kept: Option<[f64; 3]>,
+    /// Coefficients `(cm, cd, ck)` of the matrix kept in `a` (models with a constant one, or
+    /// a warped one seen in its frames), and whether `a` holds the frames' `A⁰`.
+    kept: Option<([f64; 3], bool)>,
+    /// `Bᵀ g`, the right-hand side in the vertices' frames (see `System::frames`).
+    g_frames: Vec<Vector3<f64>>,
     /// The unknown: holds the first guess on entry to [`solve`](Self::solve), the solution after.
     pub u: Vec<Vector3<f64>>,
     /// Positions `ξ + γ u` of the solution.
@@ -227,6 +233,7 @@ impl Newton {
             solver,
             a: BlockCsr::zeros(body.elems.pattern.clone()),
             kept: None,
+            g_frames: zero.clone(),
             u: zero.clone(),
             x: zero.clone(),
             g: zero.clone(),
@@ -323,13 +330,21 @@ impl Newton {
         while !reached(norm, target) && stats.iterations < self.settings.max_iterations as usize {
             // Jacobian J = cm M + cd D + ck K at the current u (frames are at self.x).
             let t0 = Instant::now();
-            let constant = System::matrix_is_constant(body, &form.inputs);
-            let changed = !(constant && self.kept == Some(coeffs));
+            // A warped tangent is `B A⁰ Bᵀ` with `A⁰` constant (`System::frames`): `J δ = g`
+            // is solved as `A⁰ (Bᵀ δ) = Bᵀ g`, with `A⁰` (and its factor) kept.
+            let frames = System::frames(body, &form.inputs);
+            let in_frames = frames.is_some();
+            let keep = System::matrix_is_constant(body, &form.inputs) || in_frames;
+            let changed = !(keep && self.kept == Some((coeffs, in_frames)));
             if changed {
                 let [cm, cd, ck] = coeffs;
-                self.system
-                    .assemble(body, &form.inputs, &self.x, cm, cd, ck, &mut self.a);
-                self.kept = constant.then_some(coeffs);
+                if in_frames {
+                    System::assemble_rest(body, cm, cd, ck, &mut self.a);
+                } else {
+                    self.system
+                        .assemble(body, &form.inputs, &self.x, cm, cd, ck, &mut self.a);
+                }
+                self.kept = keep.then_some((coeffs, in_frames));
             }
             let t1 = Instant::now();
             if let LinearSolver::Pcg { settings, .. } = &mut self.solver {
@@ -337,13 +352,20 @@ impl Newton {
                     .clamp(PCG_MIN_TOLERANCE.min(base_tolerance), base_tolerance);
             }
             self.delta.fill(Vector3::zeros());
-            let s = self.solver.solve(
-                &self.a,
-                changed,
-                &self.g,
-                form.inputs.fixed,
-                &mut self.delta,
-            );
+            let rhs = match frames {
+                Some(r) => {
+                    let g = &self.g;
+                    par::for_each_mut(&mut self.g_frames, |i, b| *b = r[i].tr_mul(&g[i]));
+                    &self.g_frames
+                }
+                None => &self.g,
+            };
+            let s = self
+                .solver
+                .solve(&self.a, changed, rhs, form.inputs.fixed, &mut self.delta);
+            if let Some(r) = frames {
+                par::for_each_mut(&mut self.delta, |i, d| *d = r[i] * *d);
+            }
             let t2 = Instant::now();
             stats.assembly_s += (t1 - t0).as_secs_f64();
             stats.solve_s += (t2 - t1).as_secs_f64();
