@@ -207,7 +207,7 @@ fn earliest_looking(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64, looks: &[u
     // A bracket of a root is dropped early when the features are too far apart anywhere in
     // it for the distance at the root to be within `threshold` (see `coplanar_root`): the
     // distance is Lipschitz in `s` with the largest relative speed of a point of one feature
-    // and a point of the other, and `margin` covers its rounding.
+    // and a point of the other; `D_REL_TOL · size` covers the rounding of the distances.
     let lip = std::cell::OnceCell::new();
     let far_from = |lo: f64, hi: f64| -> bool {
         let lip = *lip.get_or_init(|| pair.lipschitz(&rate));
@@ -246,11 +246,12 @@ fn earliest_looking(pair: Pair, x0: &[V3; 4], x1: &[V3; 4], eta: f64, looks: &[u
 const LOOK_AFTER: [usize; 2] = [6, 10];
 
 /// The root [`super::bisect3`] finds in `[lo, hi]`, or `None` when `far_from(lo′, hi′)`
-/// tells, at a bracket `[lo′, hi′]` of it after each of the `looks` (by default 6 and then 10
-/// more steps), that no time in that bracket can be within the contact distance. Most sign changes of a resting or sliding contact are the
-/// vertex crossing the plane of a face it is nowhere near; bisecting those to the resolution
-/// of `f64` was most of the narrow phase's time on `contact_10k` (issue 18). A root that is
-/// not dropped is bitwise the one of the whole bisection.
+/// tells, at a bracket `[lo′, hi′]` of it after each of the `looks` (by default 6 and then
+/// 10 more steps), that no time in that bracket can be within the contact distance. Most
+/// sign changes of a resting or sliding contact are a vertex crossing the plane of a face it
+/// is nowhere near; bisecting those to the resolution of `f64` was most of the narrow phase's
+/// time on `contact_10k` (issue 18). A root that is not dropped is bitwise the one of the
+/// whole bisection.
 fn coplanar_root(
     c: &[f64; 4],
     lo: f64,
@@ -259,7 +260,7 @@ fn coplanar_root(
     looks: &[usize],
     far_from: &impl Fn(f64, f64) -> bool,
 ) -> Option<f64> {
-    let mut bracket = Bracket { lo, hi, steps: 0 };
+    let mut bracket = Bracket { lo, hi };
     let mut done = 0;
     for &look in looks {
         bracket = narrow3(c, bracket.lo, bracket.hi, f_lo, look);

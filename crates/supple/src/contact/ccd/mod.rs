@@ -311,34 +311,25 @@ pub(crate) fn bisect3(c: &[f64; 4], lo: f64, hi: f64, f_lo: f64) -> f64 {
 pub(crate) const BISECT_STEPS: usize = 200;
 
 /// A bracket of [`narrow3`]: `lo == hi` once the root is found (the resolution of `f64`
-/// reached, or an exact zero), `steps` bisection steps taken.
+/// reached, or an exact zero).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Bracket {
     pub lo: f64,
     pub hi: f64,
-    pub steps: usize,
 }
 
 /// Up to `steps` steps of [`bisect3`]'s bisection of `[lo, hi]`: continuing from the bracket
 /// returned, with the same `f_lo`, takes the steps the whole bisection would have taken. At
 /// the resolution of `f64` the bracket closes on `lo`, at an exact zero on it.
 pub(crate) fn narrow3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64, steps: usize) -> Bracket {
-    for step in 0..steps {
+    for _ in 0..steps {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
-            return Bracket {
-                lo,
-                hi: lo,
-                steps: step,
-            };
+            return Bracket { lo, hi: lo };
         }
         let f = bernstein3(c, mid);
         if f == 0.0 {
-            return Bracket {
-                lo: mid,
-                hi: mid,
-                steps: step + 1,
-            };
+            return Bracket { lo: mid, hi: mid };
         }
         if (f > 0.0) == (f_lo > 0.0) {
             lo = mid;
@@ -346,7 +337,7 @@ pub(crate) fn narrow3(c: &[f64; 4], mut lo: f64, mut hi: f64, f_lo: f64, steps: 
             hi = mid;
         }
     }
-    Bracket { lo, hi, steps }
+    Bracket { lo, hi }
 }
 
 /// Issue 12's self-fold with a 1 m rod: a vertex–face pair of the exploded bar, captured from
