@@ -326,6 +326,17 @@ fn clamped_bar_keeps_its_volume() {
     }
 }
 
+/// `(max |a_i − b_i|, max |a_i|)`: how far two runs' positions ended apart, and their scale.
+fn largest_difference(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> (f64, f64) {
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    let scale = a.iter().map(|p| p.norm()).fold(0.0, f64::max);
+    (diff, scale)
+}
+
 /// The linearized step of a warped body solves in the vertices' frames,
 /// `A⁰ (Bᵀ v⁺) = Bᵀ b` with `A⁰` the rest matrix, assembled and factorized once
 /// (`System::frames`). Without the ghost correction the `Element` tangent assembles the same
@@ -393,12 +404,7 @@ fn the_solve_in_vertex_frames_takes_the_steps_of_the_assembled_matrix() {
                 };
                 let (frames, frames_factorized) = run(WarpedTangent::Rotated);
                 let (world_axes, world_factorized) = run(WarpedTangent::Element);
-                let scale = frames.iter().map(|x| x.norm()).fold(0.0, f64::max);
-                let diff = frames
-                    .iter()
-                    .zip(&world_axes)
-                    .map(|(a, b)| (a - b).norm())
-                    .fold(0.0, f64::max);
+                let (diff, scale) = largest_difference(&frames, &world_axes);
                 let case = format!("{field:?} {solver:?} {mass:?} {damping:?}");
                 println!("{case}: max |Δx| {diff:.2e} m, factorizations {frames_factorized} / {world_factorized}");
                 assert!(diff < 1e-9 * scale, "{case}: {diff:e}");
@@ -454,12 +460,7 @@ fn newton_solves_in_vertex_frames_too() {
         };
         let (frames, frames_factorized, frames_its) = run(WarpedTangent::Rotated);
         let (world_axes, world_factorized, world_its) = run(WarpedTangent::Element);
-        let scale = frames.iter().map(|x| x.norm()).fold(0.0, f64::max);
-        let diff = frames
-            .iter()
-            .zip(&world_axes)
-            .map(|(a, b)| (a - b).norm())
-            .fold(0.0, f64::max);
+        let (diff, scale) = largest_difference(&frames, &world_axes);
         println!(
             "{field:?}: max |Δx| {diff:.2e} m, Newton iterations {frames_its} / {world_its}, \
              steps that factorized {frames_factorized} / {world_factorized}"
