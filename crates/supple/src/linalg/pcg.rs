@@ -491,8 +491,8 @@ mod tests {
 
     /// A solve told that the matrix did not change keeps the preconditioner of the last one:
     /// the same bits as a solve that refreshes it, and a refresh after all when the fixed
-    /// set changed (the inverted blocks of the newly held vertex would be stale) or the
-    /// matrix did.
+    /// set changed (a released vertex's inverted block would still be zero) or the matrix
+    /// did.
     #[test]
     fn an_unchanged_matrix_keeps_its_preconditioner_until_the_fixed_set_changes() {
         let (a, n) = crate::linalg::test_support::bar_system([6, 2, 2]);
@@ -530,6 +530,13 @@ mod tests {
             let held = solve(&mut kept, &a, false, &other);
             assert!(
                 held == solve(&mut Pcg::new(n), &a, true, &other),
+                "{preconditioner:?}"
+            );
+            // A vertex released: its inverted block is zero in a preconditioner made with it held.
+            solve(&mut kept, &a, true, &other);
+            let released = solve(&mut kept, &a, false, &fixed);
+            assert!(
+                released == solve(&mut Pcg::new(n), &a, true, &fixed),
                 "{preconditioner:?}"
             );
             let stiffer = solve(&mut kept, &scaled, true, &other);
