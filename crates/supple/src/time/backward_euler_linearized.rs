@@ -51,8 +51,9 @@ pub struct LinearizedBackwardEuler {
     v_prev: Vec<Vector3<f64>>,
     /// The velocities of the last steps' starts (for [`WarmStart::Adaptive`]).
     history: VelocityHistory,
-    /// `dt` of the matrix kept from the last step, for models with a constant tangent.
-    assembled_for: Option<f64>,
+    /// `dt` and tangent version ([`System::matrix_version`]) of the matrix kept from the
+    /// last step, for models whose tangent is constant or kept with their frames.
+    assembled_for: Option<(f64, u64)>,
     /// Barrier models only: full backward Euler with the inversion-capped Newton line search,
     /// taken from the same start when the linear step would invert an element, and the
     /// start state it needs.
@@ -234,7 +235,7 @@ impl Integrator for LinearizedBackwardEuler {
         }
         let t1 = Instant::now();
 
-        let constant = System::matrix_is_constant(body, inputs);
+        let version = System::matrix_version(body, inputs);
         let captured = self.sliding.prepare(inputs.moving, inputs.fixed);
         let sliding = self.sliding.has_sliding();
         // A warped tangent, `A = B A⁰ Bᵀ` (see `System::frames`): `a` keeps `A⁰` and the solve
@@ -252,9 +253,12 @@ impl Integrator for LinearizedBackwardEuler {
             }
             was_filtered || sliding
         } else {
-            let kept = constant || in_frames;
-            let changed =
-                sliding || switched || !self.a_intact || !(kept && self.assembled_for == Some(h));
+            // The frames' `A⁰` is constant: version 0.
+            let kept = if in_frames { Some(0) } else { version };
+            let changed = sliding
+                || switched
+                || !self.a_intact
+                || kept.is_none_or(|v| self.assembled_for != Some((h, v)));
             if changed {
                 // (1 + hα) M + h D + (hβ + h²) K, or its `A⁰`.
                 if in_frames {
@@ -263,7 +267,7 @@ impl Integrator for LinearizedBackwardEuler {
                     self.system
                         .assemble(body, inputs, &body.x, 1.0, h, h * h, &mut self.a);
                 }
-                self.assembled_for = kept.then_some(h);
+                self.assembled_for = kept.map(|v| (h, v));
                 self.in_frames = in_frames;
                 self.a_intact = true;
             }

@@ -140,14 +140,16 @@ impl System {
         body.constraints.filter_matrix(a);
     }
 
-    /// True when `assemble` gives the same matrix for every `x` (so it and its factor can be
-    /// kept while the coefficients do not change).
-    pub fn matrix_is_constant(body: &Body, inputs: &StepInputs) -> bool {
-        body.model.tangent_is_constant()
-            && body.viscosity.is_none()
-            && !inputs.changes_matrix()
-            && !body.loads.has_follower()
-            && !(body.constraints.any_partial() && body.constraints.any_release())
+    /// `Some(v)` when `assemble` gives the same matrix for every `x` while the model's
+    /// [`tangent_version`](crate::fem::ForceModel::tangent_version) is `v` (so it and its
+    /// factor can be kept while the coefficients and the version do not change).
+    pub fn matrix_version(body: &Body, inputs: &StepInputs) -> Option<u64> {
+        let version = body.model.tangent_version()?;
+        let varies = body.viscosity.is_some()
+            || inputs.changes_matrix()
+            || body.loads.has_follower()
+            || (body.constraints.any_partial() && body.constraints.any_release());
+        (!varies).then_some(version)
     }
 
     /// The vertex rotations `B = diag(R_i)` when [`assemble`](Self::assemble) gives

@@ -44,6 +44,8 @@ pub struct CoarseFrameCorotational {
     update_every: u32,
     steps: u64,
     frozen: bool,
+    /// Refreshes of `frames` so far: the version of the tangent.
+    refreshes: u64,
 }
 
 impl CoarseFrameCorotational {
@@ -69,6 +71,7 @@ impl CoarseFrameCorotational {
             update_every: update_every.max(1),
             steps: 0,
             frozen: false,
+            refreshes: 0,
         })
     }
 
@@ -96,6 +99,7 @@ impl ForceModel for CoarseFrameCorotational {
         if self.frozen {
             return;
         }
+        self.refreshes += 1;
         let (tets, dm_inv) = (&self.coarse_tets, &self.coarse_dm_inv);
         // Warm-started polar rotation, as the corotational model's (a frame turns little in
         // one step).
@@ -111,6 +115,11 @@ impl ForceModel for CoarseFrameCorotational {
             let p = stress(&elems.deformation_gradient(e, x), self.frame(e), self.lame);
             elems.stress_forces(e, &p)
         });
+    }
+
+    /// `R_c K_e R_cᵀ` depends on the frames alone: kept with them.
+    fn tangent_version(&self) -> Option<u64> {
+        Some(self.refreshes)
     }
 
     fn add_tangent(&self, elems: &ElementSet, _x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {

@@ -61,6 +61,8 @@ pub struct Corotational {
     /// World steps begun (see `begin_step`), and whether this step keeps its frames.
     steps: u64,
     frozen: bool,
+    /// Refreshes of `rotations` so far: the version of the `Rotated` tangent.
+    refreshes: u64,
 }
 
 impl Corotational {
@@ -91,6 +93,7 @@ impl Corotational {
             rest_frames,
             steps: 0,
             frozen: false,
+            refreshes: 0,
         }
     }
 
@@ -189,6 +192,7 @@ impl ForceModel for Corotational {
         if self.frozen {
             return;
         }
+        self.refreshes += 1;
         match self.settings.rotation {
             // Warm start from the element's last rotation: it turns little in one step, and
             // the Newton iteration on the rotation then needs 2–3 steps instead of Higham's 5–8.
@@ -214,6 +218,13 @@ impl ForceModel for Corotational {
                 });
             }
         }
+    }
+
+    /// `R K_e Rᵀ` depends on the rotations alone: its version is their refresh count (with
+    /// `update_every > 1` the steps between refreshes keep the matrix). The `Exact` tangent
+    /// depends on `x`.
+    fn tangent_version(&self) -> Option<u64> {
+        (self.effective_tangent() == CorotationalTangent::Rotated).then_some(self.refreshes)
     }
 
     fn add_forces(&self, elems: &ElementSet, x: &[Vector3<f64>], f: &mut [Vector3<f64>]) {

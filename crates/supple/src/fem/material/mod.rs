@@ -108,6 +108,16 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// A version of the tangent: `Some(v)` when [`add_tangent`](Self::add_tangent) gives the
+    /// same matrix for every `x` (at the same `scale`) as long as `v` does not change, `None`
+    /// when it depends on `x`. A constant tangent is `Some(0)`; a tangent set by frames that
+    /// are kept through world steps (corotational `update_every > 1`, Hauth & Straßer §7.2)
+    /// changes its version when the frames are refreshed. Lets integrators keep an assembled
+    /// matrix, and its factor or preconditioner, through the steps that keep the frames.
+    fn tangent_version(&self) -> Option<u64> {
+        self.tangent_is_constant().then_some(0)
+    }
+
     /// The tangent as a constant matrix seen in per-vertex frames, where the model's is one:
     /// `K(x) = B K⁰ Bᵀ` with `B = diag(R_i)` (frames as last refreshed) and `K⁰` independent
     /// of `x` (the warped model, Müller et al. 2002 §3.2). Lets an integrator keep `K⁰`'s

@@ -188,9 +188,10 @@ pub(crate) struct Newton {
     system: System,
     solver: LinearSolver,
     a: BlockCsr,
-    /// Coefficients `(cm, cd, ck)` of the matrix kept in `a` (models with a constant one, or
-    /// a warped one seen in its frames), and whether `a` holds the frames' `A⁰`.
-    kept: Option<([f64; 3], bool)>,
+    /// Coefficients `(cm, cd, ck)` of the matrix kept in `a` (models with a constant one, one
+    /// kept with their frames, or a warped one seen in its frames), whether `a` holds the
+    /// frames' `A⁰`, and the tangent's version ([`System::matrix_version`]).
+    kept: Option<([f64; 3], bool, u64)>,
     /// `Bᵀ g`, the right-hand side in the vertices' frames (see `System::frames`).
     g_frames: Vec<Vector3<f64>>,
     /// The unknown: holds the first guess on entry to [`solve`](Self::solve), the solution after.
@@ -334,8 +335,13 @@ impl Newton {
             // is solved as `A⁰ (Bᵀ δ) = Bᵀ g`, with `A⁰` (and its factor) kept.
             let frames = System::frames(body, &form.inputs);
             let in_frames = frames.is_some();
-            let keep = System::matrix_is_constant(body, &form.inputs) || in_frames;
-            let changed = !(keep && self.kept == Some((coeffs, in_frames)));
+            // The frames' `A⁰` is constant: version 0.
+            let version = if in_frames {
+                Some(0)
+            } else {
+                System::matrix_version(body, &form.inputs)
+            };
+            let changed = version.is_none_or(|v| self.kept != Some((coeffs, in_frames, v)));
             if changed {
                 let [cm, cd, ck] = coeffs;
                 if in_frames {
@@ -344,7 +350,7 @@ impl Newton {
                     self.system
                         .assemble(body, &form.inputs, &self.x, cm, cd, ck, &mut self.a);
                 }
-                self.kept = keep.then_some((coeffs, in_frames));
+                self.kept = version.map(|v| (coeffs, in_frames, v));
             }
             let t1 = Instant::now();
             if let LinearSolver::Pcg { settings, .. } = &mut self.solver {
