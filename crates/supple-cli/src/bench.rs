@@ -2,6 +2,7 @@
 //! no unit test measures time.
 
 mod direct;
+mod triad;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -105,8 +106,12 @@ struct Report {
     /// the wall time).
     phases_ms_median: Phases,
     solver_iterations: IterStat,
-    /// One `y = K x` on each body's matrix pattern (median of 50), and the bandwidth it implies.
+    /// One `y = K x` on each body's matrix pattern (median of 50), the bandwidth it implies,
+    /// and STREAM's triad at the same footprint on the same threads.
     spmv: Vec<Spmv>,
+    /// STREAM's triad beyond the last-level cache (main memory), on the same threads (median
+    /// of 10).
+    triad_main_memory: triad::Triad,
     /// The contact phase (scenes with contact): medians over the timed steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     contact: Option<ContactBench>,
@@ -256,6 +261,10 @@ struct Spmv {
     ms_median: f64,
     bytes: usize,
     gb_per_s: f64,
+    /// STREAM's triad over the same number of bytes (median of 50), with the SpMV's threads.
+    triad_gb_per_s: f64,
+    /// `gb_per_s / triad_gb_per_s`.
+    of_triad: f64,
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
@@ -436,14 +445,25 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let ms = median(&times);
             // Blocks (72 B) + column indices (4 B) + row pointers + x read + y written.
             let bytes = k.values.len() * 76 + (b.n_vertices() + 1) * 4 + 2 * b.n_vertices() * 24;
+            let gb_per_s = bytes as f64 / (ms * 1e-3) / 1e9;
+            // Threads as `mul_vec` uses them: one below `PAR_MIN` rows.
+            let parallel = b.n_vertices() >= supple::linalg::par::PAR_MIN;
+            let triad = triad::triad(bytes, 50, parallel);
             Spmv {
                 body: b.name.clone(),
                 ms_median: ms,
                 bytes,
-                gb_per_s: bytes as f64 / (ms * 1e-3) / 1e9,
+                gb_per_s,
+                triad_gb_per_s: triad.gb_per_s,
+                of_triad: gb_per_s / triad.gb_per_s,
             }
         })
         .collect();
+    let triad_main_memory = triad::triad(
+        triad::MAIN_MEMORY_BYTES,
+        10,
+        rayon::current_num_threads() > 1,
+    );
     let report = Report {
         scene: scene.name.clone(),
         threads: rayon::current_num_threads(),
@@ -478,6 +498,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             solves_mean: solves.iter().sum::<usize>() as f64 / solves.len().max(1) as f64,
         },
         spmv,
+        triad_main_memory,
         contact: world.contact().map(|c| ContactBench {
             broad_phase: format!("{:?}", c.settings().broad_phase),
             surface_primitives: c

@@ -153,6 +153,13 @@ fn bench_prints_json_with_a_phase_breakdown() {
     }
     assert!(r["solver_iterations"]["mean"].as_f64().unwrap() > 0.0);
     assert_eq!(r["bodies"][0]["tets"], 450);
+    // The SpMV beside STREAM's triad at its footprint, and the main-memory triad.
+    let spmv = &r["spmv"][0];
+    let ratio = spmv["gb_per_s"].as_f64().unwrap() / spmv["triad_gb_per_s"].as_f64().unwrap();
+    assert!((spmv["of_triad"].as_f64().unwrap() - ratio).abs() < 1e-12 * ratio);
+    let main = &r["triad_main_memory"];
+    assert!(main["bytes"].as_u64().unwrap() >= (3 << 26) - 24);
+    assert!(main["gb_per_s"].as_f64().unwrap() > 0.0);
 }
 
 /// `--direct-vs-pcg` (Zhuang & Canny §4): both matrices factored and solved to round-off, PCG
