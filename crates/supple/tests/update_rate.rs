@@ -14,7 +14,7 @@ use supple::linalg::ordering::OrderingKind;
 use supple::linalg::BlockCsr;
 use supple::mesh::TetSplit;
 use supple::nalgebra::{Matrix3, Vector3};
-use supple::time::{IntegratorKind, LinearSolverKind, NewtonSettings};
+use supple::time::{IntegratorKind, LinearSolverKind};
 use supple::world::World;
 
 /// The model it wraps, except that it never promises a kept tangent (`tangent_version` is
@@ -134,14 +134,7 @@ fn the_linearized_step_keeps_the_matrix_between_refreshes() {
 /// after it assembles once for those rotations, and the third step keeps that matrix.
 #[test]
 fn newton_keeps_the_jacobian_between_refreshes() {
-    let newton = NewtonSettings {
-        tolerance: 1e-10,
-        solver: LinearSolverKind::Cholesky {
-            ordering: OrderingKind::Amd,
-        },
-        ..NewtonSettings::default()
-    };
-    let integrator = IntegratorKind::BackwardEuler { newton };
+    let integrator = common::newton_cholesky(1e-10);
     let model = corotational(RotationMethod::Polar);
     let (kept, kept_factorized) = swing(integrator, model, false);
     let (every, every_factorized) = swing(integrator, model, true);

@@ -424,7 +424,6 @@ fn the_solve_in_vertex_frames_takes_the_steps_of_the_assembled_matrix() {
 /// of at least one per step.
 #[test]
 fn newton_solves_in_vertex_frames_too() {
-    use supple::time::NewtonSettings;
     for field in FIELDS {
         let run = |tangent: WarpedTangent| {
             let desc = common::bar(
@@ -435,14 +434,7 @@ fn newton_solves_in_vertex_frames_too() {
                 true,
             );
             let body = Body::new(desc).expect("valid body");
-            let newton = NewtonSettings {
-                tolerance: 1e-10,
-                solver: LinearSolverKind::Cholesky {
-                    ordering: OrderingKind::Amd,
-                },
-                ..NewtonSettings::default()
-            };
-            let integrator = IntegratorKind::BackwardEuler { newton };
+            let integrator = common::newton_cholesky(1e-10);
             let mut w = World::new(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, integrator)
                 .expect("valid world");
             let b = &mut w.bodies[0];

@@ -7,10 +7,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use supple::body::{Body, BodyDesc};
 use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::linalg::ordering::OrderingKind;
 use supple::linalg::PcgSettings;
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::nalgebra::Vector3;
-use supple::time::{IntegratorKind, LinearSolverKind, WarmStart};
+use supple::time::{IntegratorKind, LinearSolverKind, NewtonSettings, WarmStart};
 use supple::world::World;
 
 pub const COROTATIONAL: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
@@ -45,6 +46,18 @@ pub fn world_with(desc: BodyDesc, g: f64, dt: f64, solver: LinearSolverKind) -> 
         warm_start: WarmStart::Extrapolate,
     };
     World::new(vec![body], Vector3::new(0.0, -g, 0.0), dt, integrator).expect("valid world")
+}
+
+/// Newton's backward Euler to `tolerance`, its linear solves by Cholesky (AMD ordering).
+pub fn newton_cholesky(tolerance: f64) -> IntegratorKind {
+    let newton = NewtonSettings {
+        tolerance,
+        solver: LinearSolverKind::Cholesky {
+            ordering: OrderingKind::Amd,
+        },
+        ..NewtonSettings::default()
+    };
+    IntegratorKind::BackwardEuler { newton }
 }
 
 /// PCG settings with a tolerance and the default preconditioner.
