@@ -230,6 +230,12 @@ struct BodyInfo {
     vertices: usize,
     tets: usize,
     matrix_blocks: usize,
+    /// The smallest current/rest tet volume ratio after any timed step: negative when a tet
+    /// was inverted, i.e. the times include steps of a collapsed or inside-out body (checked
+    /// after each step, outside its timing and the CPU time; null without timed steps).
+    min_volume_ratio_timed: f64,
+    /// Tets inverted after the last timed step.
+    inverted_tets_end: usize,
 }
 
 #[derive(Serialize)]
@@ -373,11 +379,19 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut iterations = Vec::new();
     let mut solves = Vec::new();
     let mut contact: [Vec<f64>; 10] = Default::default();
+    let mut min_ratio = vec![f64::INFINITY; world.bodies.len()];
+    // The inversion check's own time, taken out of the CPU time (it runs on one thread).
+    let mut check_ms = 0.0;
     for _ in 0..args.steps {
         let t = Instant::now();
         world.step()?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         wall.push(ms);
+        let t = Instant::now();
+        for (m, b) in min_ratio.iter_mut().zip(&world.bodies) {
+            *m = m.min(b.min_volume_ratio());
+        }
+        check_ms += t.elapsed().as_secs_f64() * 1e3;
         if !skins.is_empty() {
             skins.update(|i| &world.bodies[i].x)?;
         }
@@ -407,7 +421,19 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     }
     let cpu_ms_per_step_mean = process_cpu_ms()
         .zip(cpu_start)
-        .map(|(end, start)| (end - start) / args.steps.max(1) as f64);
+        .map(|(end, start)| (end - start - check_ms).max(0.0) / args.steps.max(1) as f64);
+    for (b, &m) in world
+        .bodies
+        .iter()
+        .zip(&min_ratio)
+        .filter(|(_, &m)| m <= 0.0)
+    {
+        eprintln!(
+            "bench: body `{}` had inverted tets during the timed steps (smallest volume ratio \
+             {m:.3e}): these times include steps of a collapsed body",
+            b.name
+        );
+    }
     let builds_timed = amg_builds(&world) - builds_warmup;
     // The first body's free vertices decide `auto` (`amg_setup` builds on that body).
     let free = world
@@ -471,12 +497,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         bodies: world
             .bodies
             .iter()
-            .map(|b| BodyInfo {
+            .zip(&min_ratio)
+            .map(|(b, &m)| BodyInfo {
                 name: b.name.clone(),
                 model: b.model.name().into(),
                 vertices: b.n_vertices(),
                 tets: b.elems.len(),
                 matrix_blocks: b.elems.pattern.n_blocks(),
+                min_volume_ratio_timed: m,
+                inverted_tets_end: b.volume_ratios().iter().filter(|&&r| r <= 0.0).count(),
             })
             .collect(),
         warmup_steps: args.warmup,

@@ -160,6 +160,51 @@ fn bench_prints_json_with_a_phase_breakdown() {
     let main = &r["triad_main_memory"];
     assert!(main["bytes"].as_u64().unwrap() >= (3 << 26) - 24);
     assert!(main["gb_per_s"].as_f64().unwrap() > 0.0);
+    // The gentle bar sags: no tet near inversion.
+    let ratio = r["bodies"][0]["min_volume_ratio_timed"].as_f64().unwrap();
+    assert!(ratio > 0.9 && ratio <= 1.0 + 1e-9, "{ratio}");
+    assert_eq!(r["bodies"][0]["inverted_tets_end"], 0);
+}
+
+/// A bench whose body inverts tets during the timed steps says so, in the JSON and on stderr
+/// (the linear model under 30 g: its clamped end collapses within a few steps).
+#[test]
+fn bench_reports_tets_inverted_during_the_timed_steps() {
+    let dir = temp_dir("bench_inverted");
+    let path = dir.join("heavy.toml");
+    let scene = std::fs::read_to_string(repo().join("scenes/bar.toml"))
+        .unwrap()
+        .replace(
+            "gravity = [0.0, -9.81, 0.0]",
+            "gravity = [0.0, -300.0, 0.0]",
+        );
+    std::fs::write(&path, scene).unwrap();
+    let output = supple()
+        .args([
+            "--threads",
+            "1",
+            "bench",
+            "--model",
+            "linear",
+            "--steps",
+            "5",
+            "--warmup",
+            "3",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let body = &r["bodies"][0];
+    let ratio = body["min_volume_ratio_timed"].as_f64().unwrap();
+    assert!(ratio < 0.0, "{ratio}");
+    assert!(body["inverted_tets_end"].as_u64().unwrap() > 0);
+    assert!(
+        stderr.contains("bench: body `bar` had inverted tets during the timed steps"),
+        "{stderr}"
+    );
 }
 
 /// `--direct-vs-pcg` (Zhuang & Canny §4): both matrices factored and solved to round-off, PCG
