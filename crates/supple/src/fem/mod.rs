@@ -1,8 +1,10 @@
-//! Finite elements: per-tet rest data and the parallel element loop, mass matrices,
-//! rotation extraction, and the force models (materials).
+//! Finite elements: per-tet rest data and the parallel element loop, the slot-by-slot
+//! assembly of the rotated linear stiffness, mass matrices, rotation extraction, and the force
+//! models (materials).
 
 pub mod elements;
 pub mod feasible;
+pub mod gathered;
 pub mod mass;
 pub mod material;
 pub mod polar;

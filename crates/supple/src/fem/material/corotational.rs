@@ -33,9 +33,9 @@
 use super::hyperelastic::{add_pk1_derivative_blocks, Pk1Derivative};
 use super::invertible;
 use super::{
-    add_rotated_linear_blocks, linear_energy_density, linear_stress, CorotationalSettings,
-    ForceModel, Lame, RotationMethod,
+    linear_energy_density, linear_stress, CorotationalSettings, ForceModel, Lame, RotationMethod,
 };
+use crate::fem::gathered::RotatedLinearBlocks;
 use crate::fem::polar;
 use crate::fem::ElementSet;
 use crate::linalg::{par, BlockCsr};
@@ -63,6 +63,8 @@ pub struct Corotational {
     frozen: bool,
     /// Refreshes of `rotations` so far: the version of the `Rotated` tangent.
     refreshes: u64,
+    /// The `Rotated` tangent's assembler (slot by slot, `fem::gathered`).
+    blocks: RotatedLinearBlocks,
 }
 
 impl Corotational {
@@ -94,6 +96,7 @@ impl Corotational {
             steps: 0,
             frozen: false,
             refreshes: 0,
+            blocks: RotatedLinearBlocks::new(elems),
         }
     }
 
@@ -235,16 +238,9 @@ impl ForceModel for Corotational {
 
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         match self.effective_tangent() {
-            CorotationalTangent::Rotated => elems.scatter_blocks(k, |e, sink| {
-                add_rotated_linear_blocks(
-                    sink,
-                    &elems.grad[e],
-                    &self.rotations[e],
-                    elems.volume[e],
-                    self.lame,
-                    scale,
-                )
-            }),
+            CorotationalTangent::Rotated => {
+                (self.blocks).add(elems, &self.rotations, self.lame, scale, k)
+            }
             CorotationalTangent::Exact
                 if self.settings.rotation == RotationMethod::SvdInvertible =>
             {
