@@ -22,6 +22,11 @@ pub const OUTPUT_LIMIT: f64 = 5e9;
 /// V^(4/3); this many bytes per V^(4/3). Measured (resident memory over the PCG run of the
 /// same scene): 380 on the 20k-tet bar, 470 on the 160k-tet bar.
 const FACTOR_BYTES_PER_V43: f64 = 500.0;
+/// Peak memory of the smoothed-aggregation multigrid's set-up, per vertex of a body it runs on
+/// (the hierarchy and the Galerkin products' temporaries): measured as the resident memory of
+/// a run with the multigrid over the same run with Eisenstat SSOR, 8.3 KB on the 20k-tet bar
+/// and 11.5 KB on the 160k-tet bar (EXPERIMENTS.md, "Bounded resources", session 20).
+const AMG_BYTES_PER_VERTEX: f64 = 12_000.0;
 /// VTU bytes per vertex (positions, displacement, velocity: 3 × f64 each; fixed: f64) and
 /// per tet (Int32 connectivity and offset, UInt8 type, volume_ratio and von_mises), times
 /// 4/3 for base64.
@@ -62,6 +67,9 @@ pub fn estimate(scene: &Scene) -> Estimate {
         let (v, t) = (b.mesh.n_vertices() as f64, b.mesh.n_tets() as f64);
         memory += RUN_BYTES_PER_TET * t + RUN_BYTES_PER_VERTEX * v;
         memory += factors * FACTOR_BYTES_PER_V43 * v.powf(4.0 / 3.0);
+        if uses_amg(&scene.integrator, b.mesh.n_vertices()) {
+            memory += AMG_BYTES_PER_VERTEX * v;
+        }
         frame += VTU_BYTES_PER_VERTEX * v + VTU_BYTES_PER_TET * t;
         // A box's surface holds about 6 V^(2/3) vertices; a mesh cannot have more than V.
         surface += (6.0 * v.powf(2.0 / 3.0)).min(v);
@@ -116,6 +124,21 @@ pub fn estimate(scene: &Scene) -> Estimate {
     }
 }
 
+/// Whether the linear solves of a body of `vertices` run the multigrid (its free vertices
+/// decide `auto`; counted here as all of them, which can only overestimate).
+fn uses_amg(integrator: &IntegratorKind, vertices: usize) -> bool {
+    use supple::linalg::Preconditioner;
+    use supple::time::{IntegratorKind as I, LinearSolverKind as L};
+    let solver = match integrator {
+        I::BackwardEulerLinearized { solver, .. } => solver,
+        I::BackwardEuler { newton } | I::Bdf { newton, .. } | I::Static { newton, .. } => {
+            &newton.solver
+        }
+        _ => return false,
+    };
+    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(vertices) == Preconditioner::Amg)
+}
+
 /// Refuses a run that cannot fit: memory above what the system has available, output above
 /// [`OUTPUT_LIMIT`] unless `force`.
 pub fn check(scene: &Scene, force: bool) -> Result<Estimate> {
@@ -149,4 +172,30 @@ pub fn check(scene: &Scene, force: bool) -> Result<Estimate> {
         );
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The 160k-tet bench bar: the default preconditioner runs the multigrid there (35,721
+    /// vertices), whose set-up the estimate counts; Eisenstat SSOR does not add it.
+    #[test]
+    fn the_multigrid_adds_its_set_up_memory() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/bench/bar_160k.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let auto = supple_io::parse_scene(&text, &path).unwrap();
+        let ssor_text = text.replace(
+            "max_iterations = 2000",
+            "max_iterations = 2000\npreconditioner = \"eisenstat_ssor\"",
+        );
+        let ssor = supple_io::parse_scene(&ssor_text, &path).unwrap();
+        let extra = estimate(&auto).memory - estimate(&ssor).memory;
+        let expected = AMG_BYTES_PER_VERTEX * 35_721.0;
+        assert!(
+            (extra - expected).abs() <= 1e-6 * expected,
+            "{extra} vs {expected}"
+        );
+    }
 }

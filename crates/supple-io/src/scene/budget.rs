@@ -10,11 +10,13 @@ pub const MAX_NEWTON_ITERATIONS: u32 = 10_000;
 pub const MAX_SOLVER_ITERATIONS: usize = 1_000_000;
 
 /// Memory of a run per tet and per vertex with an iterative solver (mesh, per-element rest
-/// data and rotations, the block-sparse matrix and its scatter map, solver vectors): the
-/// 160k-tet bar (35,721 vertices, corotational, PCG) peaked at 130 MB resident, 150 MB by
-/// these constants (EXPERIMENTS.md, "Bounded resources").
-pub const RUN_BYTES_PER_TET: f64 = 600.0;
-pub const RUN_BYTES_PER_VERTEX: f64 = 1500.0;
+/// data and rotations, the block-sparse matrix and its scatter map, the corotational
+/// tangent's slot-by-slot contributions, solver vectors): the 160k-tet bar (35,721 vertices,
+/// corotational, Eisenstat SSOR) peaked at 206 MB resident with its pictures, 187 MB by these
+/// constants before the pictures' share (EXPERIMENTS.md, "Bounded resources"). The multigrid
+/// adds its own (`supple-run`'s budget).
+pub const RUN_BYTES_PER_TET: f64 = 780.0;
+pub const RUN_BYTES_PER_VERTEX: f64 = 1750.0;
 
 /// Vertices and tets of a generated box of `cells` with `tets_per_cell` (5 or 6), or `None`
 /// when the counts overflow 64 bits.
