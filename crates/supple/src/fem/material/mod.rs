@@ -361,7 +361,7 @@ crate::isa::avx2_or_baseline! {
     /// with `h = R g`. This is `R K_e Rᵀ` of Müller et al. 2002 eq. 9 without forming the 12×12
     /// matrix; `K_ba = K_abᵀ`, so only 10 of the 16 blocks are computed. Compiled for the
     /// baseline and for AVX2, chosen at run time ([`crate::isa`]; the same bits).
-    pub(crate) fn add_rotated_linear_blocks(
+    pub fn add_rotated_linear_blocks(
         sink: &mut ElementBlocks,
         grad: &[Vector3<f64>; 4],
         r: &Matrix3<f64>,
