@@ -153,7 +153,7 @@ fn assembly(c: &mut Criterion) {
     g.bench_function("gathered", |bch| {
         bch.iter(|| {
             k.set_zero();
-            blocks.add(&b.elems, &rotations, lame, 1.0, &mut k)
+            blocks.add(&b.elems, |e| rotations[e], lame, 1.0, &mut k)
         })
     });
     g.bench_function("scatter_only", |bch| {

@@ -99,12 +99,12 @@ impl RotatedLinearBlocks {
         }
     }
 
-    /// Adds `scale · Σ_e R_e K_e R_eᵀ` (material `lame`, `rotations[e]` the rotation of
+    /// Adds `scale · Σ_e R_e K_e R_eᵀ` (material `lame`, `rotation(e)` the rotation of
     /// element `e`) into `k`, which must be on `elems.pattern`.
     pub fn add(
         &self,
         elems: &ElementSet,
-        rotations: &[Matrix3<f64>],
+        rotation: impl Fn(usize) -> Matrix3<f64> + Sync,
         lame: Lame,
         scale: f64,
         k: &mut BlockCsr,
@@ -116,7 +116,7 @@ impl RotatedLinearBlocks {
         );
         let mut scaled = self.scaled.lock().unwrap_or_else(|e| e.into_inner());
         par::for_each_mut(&mut scaled, |e, h| {
-            let (r, g) = (&rotations[e], &elems.grad[e]);
+            let (r, g) = (rotation(e), &elems.grad[e]);
             let sv = elems.volume[e].sqrt();
             // Written out, not `g.map(..)`, as in `add_rotated_linear_blocks`.
             *h = [
@@ -217,7 +217,7 @@ mod tests {
         for v in k.values.iter_mut() {
             *v = Matrix3::from_element(2.0);
         }
-        blocks.add(&es, &r, lame, 0.37, &mut k);
+        blocks.add(&es, |e| r[e], lame, 0.37, &mut k);
         let scale = reference
             .values
             .iter()
@@ -262,7 +262,7 @@ mod tests {
                 .unwrap();
             pool.install(|| {
                 let mut k = BlockCsr::zeros(es.pattern.clone());
-                blocks.add(&es, &r, lame, 1.0, &mut k);
+                blocks.add(&es, |e| r[e], lame, 1.0, &mut k);
                 k.values
             })
         };

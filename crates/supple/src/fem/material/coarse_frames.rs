@@ -23,7 +23,8 @@
 //! fine element's `R_cᵀ F_e = I`: no force, no energy.
 
 use super::corotational::stress;
-use super::{add_rotated_linear_blocks, linear_energy_density, ForceModel, Lame};
+use super::{linear_energy_density, ForceModel, Lame};
+use crate::fem::gathered::RotatedLinearBlocks;
 use crate::fem::{polar, ElementSet};
 use crate::linalg::{par, BlockCsr};
 use crate::mesh::{Hierarchy, MeshError};
@@ -46,6 +47,8 @@ pub struct CoarseFrameCorotational {
     frozen: bool,
     /// Refreshes of `frames` so far: the version of the tangent.
     refreshes: u64,
+    /// The tangent's assembler (slot by slot, `fem::gathered`).
+    blocks: RotatedLinearBlocks,
 }
 
 impl CoarseFrameCorotational {
@@ -72,6 +75,7 @@ impl CoarseFrameCorotational {
             steps: 0,
             frozen: false,
             refreshes: 0,
+            blocks: RotatedLinearBlocks::new(elems),
         })
     }
 
@@ -123,16 +127,7 @@ impl ForceModel for CoarseFrameCorotational {
     }
 
     fn add_tangent(&self, elems: &ElementSet, _x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
-        elems.scatter_blocks(k, |e, sink| {
-            add_rotated_linear_blocks(
-                sink,
-                &elems.grad[e],
-                self.frame(e),
-                elems.volume[e],
-                self.lame,
-                scale,
-            )
-        });
+        (self.blocks).add(elems, |e| *self.frame(e), self.lame, scale, k);
     }
 
     /// `Σ V_e Ψ_lin(R_cᵀ F_e)` with the kept frames (a model that keeps frames on purpose).

@@ -239,7 +239,7 @@ impl ForceModel for Corotational {
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
         match self.effective_tangent() {
             CorotationalTangent::Rotated => {
-                (self.blocks).add(elems, &self.rotations, self.lame, scale, k)
+                (self.blocks).add(elems, |e| self.rotations[e], self.lame, scale, k)
             }
             CorotationalTangent::Exact
                 if self.settings.rotation == RotationMethod::SvdInvertible =>
