@@ -163,19 +163,6 @@ fn amg_builds(world: &supple::world::World) -> f64 {
         .sum()
 }
 
-/// Whether the solver runs the multigrid on a body with `free` free vertices.
-fn solver_uses_amg(integrator: &supple::time::IntegratorKind, free: usize) -> bool {
-    use supple::time::{IntegratorKind as I, LinearSolverKind as L};
-    let solver = match integrator {
-        I::BackwardEulerLinearized { solver, .. } => solver,
-        I::BackwardEuler { newton } | I::Bdf { newton, .. } | I::Static { newton, .. } => {
-            &newton.solver
-        }
-        _ => return false,
-    };
-    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(free) == Preconditioner::Amg)
-}
-
 /// One standalone multigrid build on the first body's `M + dt² K`, timed.
 fn amg_setup(world: &supple::world::World, dt: f64) -> Option<(f64, supple::linalg::AmgInfo)> {
     let b = world.bodies.first()?;
@@ -440,7 +427,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         .bodies
         .first()
         .map_or(0, |b| b.fixed.iter().filter(|&&f| !f).count());
-    let uses_amg = solver_uses_amg(&scene.integrator, free);
+    let uses_amg = supple_run::budget::uses_amg(&scene.integrator, free);
     let amg = if uses_amg {
         amg_setup(&world, scene.dt).map(|(ms, info)| AmgBench {
             builds_warmup,

@@ -124,9 +124,10 @@ pub fn estimate(scene: &Scene) -> Estimate {
     }
 }
 
-/// Whether the linear solves of a body of `vertices` run the multigrid (its free vertices
-/// decide `auto`; counted here as all of them, which can only overestimate).
-fn uses_amg(integrator: &IntegratorKind, vertices: usize) -> bool {
+/// Whether the linear solves of `integrator` on a body with `free` free vertices run the
+/// multigrid (`auto` resolves by that count; the estimate passes all vertices, which can only
+/// overestimate).
+pub fn uses_amg(integrator: &IntegratorKind, free: usize) -> bool {
     use supple::linalg::Preconditioner;
     use supple::time::{IntegratorKind as I, LinearSolverKind as L};
     let solver = match integrator {
@@ -136,7 +137,7 @@ fn uses_amg(integrator: &IntegratorKind, vertices: usize) -> bool {
         }
         _ => return false,
     };
-    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(vertices) == Preconditioner::Amg)
+    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(free) == Preconditioner::Amg)
 }
 
 /// Refuses a run that cannot fit: memory above what the system has available, output above
