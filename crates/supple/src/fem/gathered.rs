@@ -245,6 +245,7 @@ mod tests {
     /// two (each slot sums in element order).
     #[test]
     fn same_bits_on_one_and_two_threads() {
+        use crate::linalg::test_support::on_threads;
         use crate::mesh::{box_grid, BoxGrid, TetSplit};
         let mesh = box_grid(&BoxGrid {
             cells: [16, 8, 8],
@@ -258,11 +259,7 @@ mod tests {
         let r = rotations(es.len(), &mut Lcg(5));
         let blocks = RotatedLinearBlocks::new(&es);
         let on = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            on_threads(threads, || {
                 let mut k = BlockCsr::zeros(es.pattern.clone());
                 blocks.add(&es, |e| r[e], lame, 1.0, &mut k);
                 k.values
