@@ -12,6 +12,7 @@ pub mod broad;
 pub mod ccd;
 mod detect;
 pub mod impact_time;
+pub mod ipc;
 pub mod obstacle;
 pub mod path;
 mod pipeline;
@@ -55,6 +56,11 @@ pub enum Response {
     /// when they start pulling. `stiffness` (N/m) defaults to `¼ m / dt²` (m the lightest
     /// surface vertex mass; see [`springs`] for why). Does not prevent penetration.
     Springs { stiffness: Option<f64> },
+    /// Incremental Potential Contact ([`ipc`]): every body of the world takes one coupled
+    /// backward-Euler step, contact a barrier potential and friction a lagged potential in
+    /// one minimization, with a CCD-filtered line search (no state is ever intersecting).
+    /// Replaces the bodies' own implicit integrators and the obstacle response.
+    Ipc(ipc::IpcSettings),
 }
 
 /// Contact settings of a world.

@@ -213,7 +213,7 @@ impl Contact {
             .fold(f64::INFINITY, f64::min);
         let spring_stiffness = match settings.response {
             Response::Springs { stiffness } => stiffness.unwrap_or(0.25 * lightest / (dt * dt)),
-            Response::Projection => 0.0,
+            Response::Projection | Response::Ipc(_) => 0.0,
         };
         let guard_pushes = settings.push_guard;
         let limit_energy = settings.energy_limit;
@@ -454,7 +454,9 @@ impl Contact {
         // 2. Surfaces.
         if self.detector.is_some() {
             match self.settings.response {
-                Response::Projection => self.project_surfaces(bodies, dt, &mut stats),
+                Response::Projection | Response::Ipc(_) => {
+                    self.project_surfaces(bodies, dt, &mut stats)
+                }
                 Response::Springs { .. } => self.update_springs(bodies, dt, &mut stats),
             }
         }

@@ -19,6 +19,7 @@ mod driven;
 mod exact;
 mod hold;
 mod interaction;
+mod ipc;
 mod linked;
 mod rigid;
 
@@ -114,6 +115,8 @@ pub struct World {
     lanes: Vec<hold::Lane>,
     /// Per body: something outside may do work on it this step (`driven.rs`).
     driven: Vec<bool>,
+    /// The coupled IPC step, with the [`Response::Ipc`] contact response (`ipc.rs`).
+    ipc: Option<crate::contact::ipc::IpcStep>,
 }
 
 impl World {
@@ -187,6 +190,7 @@ impl World {
                 .take(n_bodies)
                 .collect(),
             driven: vec![false; n_bodies],
+            ipc: None,
         })
     }
 
@@ -199,6 +203,7 @@ impl World {
 
     /// Turns on contact (obstacles, self- and body–body collision) with these settings.
     pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
+        self.ipc = ipc::build(&self.bodies, &self.integrators, &settings)?;
         self.contact = Some(Contact::new(settings, &self.bodies, self.dt)?);
         Ok(self)
     }
@@ -312,6 +317,9 @@ impl World {
     /// `split_possible`, a held contact that began well inside the step ends the try with
     /// [`Failure::Split`] before the held solve.
     fn attempt(&mut self, t0: f64, h: f64, split_possible: bool) -> Result<(), Failure> {
+        if self.ipc.is_some() {
+            return self.attempt_ipc(t0, h);
+        }
         // The last step's constraint forces as loads (see `carried.rs`).
         self.load_carried_forces();
         if let Some(contact) = &mut self.contact {

@@ -1,0 +1,528 @@
+//! The barrier potential of an island (Li et al. 2020, IPC §4, eq. 4–6):
+//! `B(x) = Σ_k m_k(x) b(d_k²(x); d̂²)` over the point–triangle and edge–edge pairs of the
+//! collision mesh closer than `d̂` (edge–edge pairs mollified by `m_k`, eq. 23) and over the
+//! surface vertices closer than `d̂` to an obstacle, with `b` the clamped log barrier on
+//! squared distances. Its gradient is added to a global vector; its per-pair Hessians are
+//! projected onto the positive semidefinite cone (IPC §4.1: per stencil) and kept as small
+//! dense blocks for assembly.
+//!
+//! The active set is rebuilt at every Newton iterate from a broad phase over the primitives'
+//! boxes inflated by `d̂` ([`ContactSet::update`]); the same primitives' swept boxes feed the
+//! line search's CCD ([`ContactSet::max_step`]).
+
+use super::accd::{edge_edge_accd, point_sdf_accd, point_triangle_accd, AccdSettings};
+use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use super::distance::{
+    edge_edge_distance2, edge_edge_distance2_gradient, edge_edge_distance2_hessian,
+    point_triangle_distance2, point_triangle_distance2_gradient, point_triangle_distance2_hessian,
+    Mat12, Vec12,
+};
+use super::mesh::{ee_adjacent, pt_adjacent, CollisionMesh};
+use super::mollifier::{
+    edge_edge_cross_squarednorm, edge_edge_mollifier, edge_edge_mollifier_gradient,
+    edge_edge_mollifier_hessian, edge_edge_mollifier_threshold,
+};
+use super::psd::project_psd;
+use crate::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
+use crate::contact::Obstacle;
+use nalgebra::{Matrix3, Vector3};
+
+/// Broad-phase groups of the primitives.
+const VERTEX: u8 = 0;
+const EDGE: u8 = 1;
+const TRIANGLE: u8 = 2;
+
+/// What a contact pair is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairKind {
+    /// `v = [p, t0, t1, t2]`.
+    PointTriangle,
+    /// `v = [ea0, ea1, eb0, eb1]`.
+    EdgeEdge,
+    /// `v[0]` against obstacle `obstacle`.
+    PointObstacle,
+}
+
+/// One active pair (distance below `d̂`) at the current iterate.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair {
+    pub kind: PairKind,
+    pub v: [u32; 4],
+    pub obstacle: u32,
+    /// Squared distance at the iterate.
+    pub d2: f64,
+    /// Edge–edge mollifier threshold `ε×` (eq. 23; 0 for other kinds).
+    pub eps_x: f64,
+}
+
+impl Pair {
+    /// Vertices of the stencil (1 for a point–obstacle pair, else 4).
+    pub fn n_vertices(&self) -> usize {
+        if self.kind == PairKind::PointObstacle {
+            1
+        } else {
+            4
+        }
+    }
+}
+
+/// One pair's barrier gradient and projected Hessian (unscaled by κ), for assembly.
+#[derive(Debug, Clone, Copy)]
+pub struct Stencil {
+    pub v: [u32; 4],
+    pub n: usize,
+    pub grad: Vec12,
+    pub hess: Mat12,
+}
+
+/// The obstacles as the step sees them: their pose at the step's end.
+#[derive(Debug, Clone, Copy)]
+pub struct Obstacles<'a> {
+    pub list: &'a [Obstacle],
+    pub time: f64,
+}
+
+/// Which pairs of the collision mesh may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pairing {
+    pub self_collision: bool,
+    pub body_collision: bool,
+}
+
+/// The active pairs and the broad phases that find them (workspaces reused every call).
+#[derive(Debug)]
+pub struct ContactSet {
+    /// `d̂` (m).
+    pub dhat: f64,
+    pub pairing: Pairing,
+    pub pairs: Vec<Pair>,
+    pub stencils: Vec<Stencil>,
+    /// Smallest distance (m) over the candidate pairs of the last update (∞ when none).
+    pub min_distance: f64,
+    /// Project each pair's Hessian onto the PSD cone (IPC §4.1; off only to compare the
+    /// exact Hessian with finite differences in tests).
+    pub project_hessians: bool,
+    near: BroadPhase,
+    swept: BroadPhase,
+    boxes: Vec<Aabb>,
+    /// Primitive pairs closer than `d̂` at rest within one body (never contacts).
+    excluded: Vec<(u32, u32)>,
+}
+
+impl ContactSet {
+    pub fn new(mesh: &CollisionMesh, dhat: f64, pairing: Pairing, kind: BroadPhaseKind) -> Self {
+        let groups: Vec<u8> = std::iter::repeat_n(VERTEX, mesh.vertices.len())
+            .chain(std::iter::repeat_n(EDGE, mesh.edges.len()))
+            .chain(std::iter::repeat_n(TRIANGLE, mesh.triangles.len()))
+            .collect();
+        let owners: Vec<u32> = (mesh.vertices.iter().map(|&v| mesh.owner[v as usize]))
+            .chain(mesh.edges.iter().map(|e| mesh.owner[e[0] as usize]))
+            .chain(mesh.triangles.iter().map(|t| mesh.owner[t[0] as usize]))
+            .collect();
+        let mut wants = [[false; 4]; 4];
+        wants[VERTEX as usize][TRIANGLE as usize] = true;
+        wants[EDGE as usize][EDGE as usize] = true;
+        let same = pairing.self_collision;
+        let make = || {
+            BroadPhase::new(kind, groups.clone(), wants)
+                .with_owners(&owners, same || !pairing.body_collision)
+        };
+        let mut set = Self {
+            dhat,
+            pairing,
+            pairs: Vec::new(),
+            stencils: Vec::new(),
+            min_distance: f64::INFINITY,
+            project_hessians: true,
+            near: make(),
+            swept: make(),
+            boxes: vec![Aabb::empty(); groups.len()],
+            excluded: Vec::new(),
+        };
+        // Self pairs already within d̂ at rest are features of the mesh, not contacts.
+        if pairing.self_collision {
+            set.fill_boxes(mesh, &mesh.rest, None, dhat);
+            let pairs = set.near.update(&set.boxes).to_vec();
+            for (i, j) in pairs {
+                if Self::same_body(mesh, i, j)
+                    && set
+                        .pair_distance2(mesh, &mesh.rest, i, j)
+                        .is_some_and(|d2| d2 < dhat * dhat)
+                {
+                    set.excluded.push((i, j));
+                }
+            }
+        }
+        set
+    }
+
+    /// Boxes of every primitive at `x` (swept to `x + dx` when given), inflated by `r`.
+    fn fill_boxes(
+        &mut self,
+        mesh: &CollisionMesh,
+        x: &[Vector3<f64>],
+        dx: Option<&[Vector3<f64>]>,
+        r: f64,
+    ) {
+        let (nv, ne) = (mesh.vertices.len(), mesh.edges.len());
+        let bx = |ids: &[u32]| {
+            let mut b = Aabb::empty();
+            for &i in ids {
+                let p = x[i as usize];
+                b.grow(&p);
+                if let Some(dx) = dx {
+                    b.grow(&(p + dx[i as usize]));
+                }
+            }
+            b.inflate(r);
+            b
+        };
+        for (k, &v) in mesh.vertices.iter().enumerate() {
+            self.boxes[k] = bx(&[v]);
+        }
+        for (k, e) in mesh.edges.iter().enumerate() {
+            self.boxes[nv + k] = bx(e);
+        }
+        for (k, t) in mesh.triangles.iter().enumerate() {
+            self.boxes[nv + ne + k] = bx(t);
+        }
+    }
+
+    fn same_body(mesh: &CollisionMesh, i: u32, j: u32) -> bool {
+        let first = |k: u32| -> u32 {
+            let (nv, ne) = (mesh.vertices.len() as u32, mesh.edges.len() as u32);
+            if k < nv {
+                mesh.vertices[k as usize]
+            } else if k < nv + ne {
+                mesh.edges[(k - nv) as usize][0]
+            } else {
+                mesh.triangles[(k - nv - ne) as usize][0]
+            }
+        };
+        mesh.owner[first(i) as usize] == mesh.owner[first(j) as usize]
+    }
+
+    /// The stencil of broad-phase pair `(i, j)` (`i < j`), if it is a pair to test.
+    fn stencil(
+        pairing: Pairing,
+        mesh: &CollisionMesh,
+        i: u32,
+        j: u32,
+    ) -> Option<(PairKind, [u32; 4])> {
+        let (nv, ne) = (mesh.vertices.len() as u32, mesh.edges.len() as u32);
+        let same = Self::same_body(mesh, i, j);
+        if (same && !pairing.self_collision) || (!same && !pairing.body_collision) {
+            return None;
+        }
+        if i < nv && j >= nv + ne {
+            let p = mesh.vertices[i as usize];
+            let t = mesh.triangles[(j - nv - ne) as usize];
+            (!pt_adjacent(p, &t)).then_some((PairKind::PointTriangle, [p, t[0], t[1], t[2]]))
+        } else if (nv..nv + ne).contains(&i) && (nv..nv + ne).contains(&j) {
+            let (a, b) = (mesh.edges[(i - nv) as usize], mesh.edges[(j - nv) as usize]);
+            (!ee_adjacent(&a, &b)).then_some((PairKind::EdgeEdge, [a[0], a[1], b[0], b[1]]))
+        } else {
+            None
+        }
+    }
+
+    fn pair_distance2(
+        &self,
+        mesh: &CollisionMesh,
+        x: &[Vector3<f64>],
+        i: u32,
+        j: u32,
+    ) -> Option<f64> {
+        let (kind, v) = Self::stencil(self.pairing, mesh, i, j)?;
+        let p = v.map(|k| x[k as usize]);
+        Some(match kind {
+            PairKind::PointTriangle => point_triangle_distance2(&p[0], &p[1], &p[2], &p[3]),
+            _ => edge_edge_distance2(&p[0], &p[1], &p[2], &p[3]),
+        })
+    }
+
+    /// Rebuilds the active pairs at `x` (pairs closer than `d̂`, obstacles at their pose at
+    /// `obstacles.time`), and their barrier gradients and projected Hessians when `hessians`.
+    /// Returns `Err(pair)` when a pair is at distance 0 or crossing an obstacle (an
+    /// infeasible iterate).
+    pub fn update(
+        &mut self,
+        mesh: &CollisionMesh,
+        x: &[Vector3<f64>],
+        obstacles: &Obstacles,
+    ) -> Result<(), Pair> {
+        let dhat2 = self.dhat * self.dhat;
+        self.fill_boxes(mesh, x, None, self.dhat);
+        self.pairs.clear();
+        let mut min_d2 = f64::INFINITY;
+        let pairing = self.pairing;
+        let candidates = self.near.update(&self.boxes);
+        for &(i, j) in candidates {
+            if self.excluded.binary_search(&(i, j)).is_ok() {
+                continue;
+            }
+            let Some((kind, v)) = Self::stencil(pairing, mesh, i, j) else {
+                continue;
+            };
+            let p = v.map(|k| x[k as usize]);
+            let (d2, eps_x) = match kind {
+                PairKind::PointTriangle => {
+                    (point_triangle_distance2(&p[0], &p[1], &p[2], &p[3]), 0.0)
+                }
+                _ => {
+                    let r = v.map(|k| mesh.rest[k as usize]);
+                    (
+                        edge_edge_distance2(&p[0], &p[1], &p[2], &p[3]),
+                        edge_edge_mollifier_threshold(&r[0], &r[1], &r[2], &r[3]),
+                    )
+                }
+            };
+            min_d2 = min_d2.min(d2);
+            let pair = Pair {
+                kind,
+                v,
+                obstacle: 0,
+                d2,
+                eps_x,
+            };
+            if !(d2 > 0.0) {
+                return Err(pair);
+            }
+            if d2 < dhat2 {
+                self.pairs.push(pair);
+            }
+        }
+        for (o, obstacle) in obstacles.list.iter().enumerate() {
+            let bounds = obstacle.aabb(obstacles.time);
+            for &v in &mesh.vertices {
+                let p = x[v as usize];
+                if let Some((lo, hi)) = bounds {
+                    let outside =
+                        (0..3).any(|k| p[k] < lo[k] - self.dhat || p[k] > hi[k] + self.dhat);
+                    if outside {
+                        continue;
+                    }
+                }
+                let d = obstacle.proximity(obstacles.time, &p).distance;
+                let pair = Pair {
+                    kind: PairKind::PointObstacle,
+                    v: [v, v, v, v],
+                    obstacle: o as u32,
+                    d2: d * d.abs(),
+                    eps_x: 0.0,
+                };
+                if d < self.dhat {
+                    min_d2 = min_d2.min(d * d);
+                }
+                if !(d > 0.0) {
+                    return Err(pair);
+                }
+                if d < self.dhat {
+                    self.pairs.push(pair);
+                }
+            }
+        }
+        self.min_distance = min_d2.sqrt();
+        Ok(())
+    }
+
+    /// `B(x)` of the active pairs (unscaled by κ).
+    pub fn energy(&self, x: &[Vector3<f64>]) -> f64 {
+        let dhat2 = self.dhat * self.dhat;
+        self.pairs
+            .iter()
+            .map(|pair| {
+                let b = barrier(pair.d2, dhat2);
+                if pair.kind == PairKind::EdgeEdge {
+                    let p = pair.v.map(|k| x[k as usize]);
+                    b * edge_edge_mollifier(&p[0], &p[1], &p[2], &p[3], pair.eps_x)
+                } else {
+                    b
+                }
+            })
+            .sum()
+    }
+
+    /// Computes each active pair's gradient and projected Hessian of `m b` into
+    /// [`stencils`](Self::stencils) (unscaled by κ).
+    pub fn compute_stencils(&mut self, x: &[Vector3<f64>], obstacles: &Obstacles, hessians: bool) {
+        let dhat2 = self.dhat * self.dhat;
+        self.stencils.clear();
+        for pair in &self.pairs {
+            let (db, d2b) = (
+                barrier_first_derivative(pair.d2, dhat2),
+                barrier_second_derivative(pair.d2, dhat2),
+            );
+            let p = pair.v.map(|k| x[k as usize]);
+            let stencil = match pair.kind {
+                PairKind::PointObstacle => {
+                    let prox =
+                        obstacles.list[pair.obstacle as usize].proximity(obstacles.time, &p[0]);
+                    let (d, n) = (prox.distance, prox.normal);
+                    // ∇(d²) = 2 d n; ∇²(d²) ≈ 2 n nᵀ (the shape's curvature dropped), so the
+                    // Hessian of b is (4 d² b'' + 2 b') n nᵀ, clamped at 0.
+                    let mut grad = Vec12::zeros();
+                    grad.fixed_rows_mut::<3>(0).copy_from(&(2.0 * d * db * n));
+                    let c = (4.0 * d * d * d2b + 2.0 * db).max(0.0);
+                    let mut hess = Mat12::zeros();
+                    hess.fixed_view_mut::<3, 3>(0, 0)
+                        .copy_from(&(c * n * n.transpose()));
+                    Stencil {
+                        v: pair.v,
+                        n: 1,
+                        grad,
+                        hess,
+                    }
+                }
+                PairKind::PointTriangle => {
+                    let g = point_triangle_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
+                    Stencil {
+                        v: pair.v,
+                        n: 4,
+                        grad: db * g,
+                        hess: if hessians {
+                            let h = point_triangle_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
+                            let m = d2b * g * g.transpose() + db * h;
+                            if self.project_hessians {
+                                project_psd(&m)
+                            } else {
+                                m
+                            }
+                        } else {
+                            Mat12::zeros()
+                        },
+                    }
+                }
+                PairKind::EdgeEdge => {
+                    let g = edge_edge_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
+                    let bg = db * g;
+                    let bh = if hessians {
+                        let h = edge_edge_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
+                        d2b * g * g.transpose() + db * h
+                    } else {
+                        Mat12::zeros()
+                    };
+                    let cross = edge_edge_cross_squarednorm(&p[0], &p[1], &p[2], &p[3]);
+                    let (grad, hess) = if cross < pair.eps_x {
+                        // Eq. 23: the product m b and its derivatives.
+                        let b = barrier(pair.d2, dhat2);
+                        let m = edge_edge_mollifier(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                        let mg =
+                            edge_edge_mollifier_gradient(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                        let hess = if hessians {
+                            let mh =
+                                edge_edge_mollifier_hessian(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                            m * bh + b * mh + mg * bg.transpose() + bg * mg.transpose()
+                        } else {
+                            Mat12::zeros()
+                        };
+                        (m * bg + b * mg, hess)
+                    } else {
+                        (bg, bh)
+                    };
+                    Stencil {
+                        v: pair.v,
+                        n: 4,
+                        grad,
+                        hess: if hessians && self.project_hessians {
+                            project_psd(&hess)
+                        } else {
+                            hess
+                        },
+                    }
+                }
+            };
+            self.stencils.push(stencil);
+        }
+    }
+
+    /// `out[v] += scale · ∇B` over the stencils.
+    pub fn add_gradient(&self, scale: f64, out: &mut [Vector3<f64>]) {
+        for s in &self.stencils {
+            for a in 0..s.n {
+                out[s.v[a] as usize] += scale * s.grad.fixed_rows::<3>(3 * a);
+            }
+        }
+    }
+
+    /// The largest fraction `t ∈ (0, 1]` of the displacement `dx` from `x` that keeps every
+    /// pair apart (additive CCD, Li et al. 2021 Alg. 1; conservative advancement against the
+    /// obstacles' exact distance). 1 when nothing is met.
+    pub fn max_step(
+        &mut self,
+        mesh: &CollisionMesh,
+        x: &[Vector3<f64>],
+        dx: &[Vector3<f64>],
+        obstacles: &Obstacles,
+    ) -> f64 {
+        let settings = AccdSettings::default();
+        self.fill_boxes(mesh, x, Some(dx), 0.0);
+        let mut t: f64 = 1.0;
+        let pairing = self.pairing;
+        let candidates = self.swept.update(&self.boxes);
+        for &(i, j) in candidates {
+            if self.excluded.binary_search(&(i, j)).is_ok() {
+                continue;
+            }
+            let Some((kind, v)) = Self::stencil(pairing, mesh, i, j) else {
+                continue;
+            };
+            let (p, d) = (v.map(|k| x[k as usize]), v.map(|k| dx[k as usize]));
+            let local = AccdSettings {
+                t_max: t,
+                ..settings
+            };
+            let tk = match kind {
+                PairKind::PointTriangle => point_triangle_accd(
+                    &p[0], &p[1], &p[2], &p[3], &d[0], &d[1], &d[2], &d[3], &local,
+                ),
+                _ => edge_edge_accd(
+                    &p[0], &p[1], &p[2], &p[3], &d[0], &d[1], &d[2], &d[3], &local,
+                ),
+            };
+            t = t.min(tk);
+        }
+        for obstacle in obstacles.list {
+            let bounds = obstacle.aabb(obstacles.time);
+            for &v in &mesh.vertices {
+                let (p, d) = (x[v as usize], dx[v as usize]);
+                if d == Vector3::zeros() {
+                    continue;
+                }
+                if let Some((lo, hi)) = bounds {
+                    let reach = d.abs();
+                    let outside = (0..3).any(|k| {
+                        p[k] + reach[k] < lo[k] - self.dhat || p[k] - reach[k] > hi[k] + self.dhat
+                    });
+                    if outside {
+                        continue;
+                    }
+                }
+                let sdf = |q: &Vector3<f64>| obstacle.proximity(obstacles.time, q).distance;
+                let local = AccdSettings {
+                    t_max: t,
+                    ..settings
+                };
+                t = t.min(point_sdf_accd(&p, &d, sdf, &local));
+            }
+        }
+        t
+    }
+}
+
+/// `a += scale · H` for the stencils, into the global matrix (slots by binary search).
+pub fn add_stencils(stencils: &[Stencil], scale: f64, a: &mut crate::linalg::BlockCsr) {
+    for s in stencils {
+        for i in 0..s.n {
+            for j in 0..s.n {
+                let (vi, vj) = (s.v[i] as usize, s.v[j] as usize);
+                let slot = a
+                    .pattern
+                    .slot(vi, vj)
+                    .expect("the coupled pattern holds every stencil block");
+                let block: Matrix3<f64> = s.hess.fixed_view::<3, 3>(3 * i, 3 * j).into_owned();
+                a.values[slot] += scale * block;
+            }
+        }
+    }
+}

@@ -1,0 +1,711 @@
+//! One coupled, intersection-free backward-Euler step of all bodies of an island
+//! (Li et al. 2020, IPC §3–4; optimization time integration, Gast et al. 2015).
+//!
+//! With `x = xⁿ + h u` (the unknown `u` is the end-of-step velocity, as in `time::newton`),
+//! the step minimizes over every body at once
+//! `E(x) = ½‖x − x̂‖²_M + h² (Ψ(x) + κ B(x) + D(x))`, `x̂ = xⁿ + h vⁿ + h² g`,
+//! Ψ the bodies' elastic energies and inputs (each body's [`System`], so every force model,
+//! damping, grab spring and load enters as in the single-body integrators), B the barrier of
+//! [`super::potential`] and D the lagged friction of [`super::friction_potential`]. Newton
+//! solves `r(u) = ∇ₓE / h = 0` with the Jacobian
+//! `J = M + h D_damp + h² (K + κ ∇²B₊ + ∇²D)` (each body's matrix from
+//! [`System::assemble`], contact blocks PSD-projected per pair), assembled into one
+//! [`BlockCsr`] whose pattern couples the bodies in contact ([`super::pattern`]), solved by
+//! PCG. Contact reactions are equal and opposite by construction: they are the gradient of
+//! one potential of the pair's relative position.
+//!
+//! Every iterate is intersection-free: a Newton step is first cut to the largest fraction
+//! that additive CCD allows for every pair (IPC §4.2, Li et al. 2021), and for barrier
+//! materials to 0.9 of the first zero-volume crossing of any element
+//! ([`crate::fem::feasible`]); then it is backtracked on Armijo's test on the slopes
+//! (`time::newton`'s incremental-potential merit, which needs no energy, so every model
+//! has it). The step's start is intersection-free, so by induction every accepted state is.
+//!
+//! Convergence: the Newton direction's largest position change `h ‖δ‖∞` below
+//! `position_tolerance × L` (IPC's scale-aware test, L the island's bounding-box diagonal)
+//! or the residual below `tolerance × ‖r₀‖`.
+//!
+//! Barrier stiffness: IPC §4.3's adaptive κ, initialized at every step from the balance of
+//! the energy and barrier gradients and doubled while the closest distance keeps shrinking
+//! (see [`super::barrier`]).
+
+use super::barrier::{initial_barrier_stiffness, update_barrier_stiffness};
+use super::friction_potential::FrictionSet;
+use super::mesh::CollisionMesh;
+use super::pattern::CoupledPattern;
+use super::potential::{add_stencils, ContactSet, Obstacles, Pairing};
+use super::IpcSettings;
+use crate::body::Body;
+use crate::contact::broad::BroadPhaseKind;
+use crate::fem::feasible::max_feasible_step;
+use crate::linalg::{par, BlockCsr, BlockPattern, Pcg};
+use crate::time::system::{zero_fixed, System};
+use crate::time::{BodyInputs, StepStats};
+use nalgebra::Vector3;
+
+/// Fraction of the distance to the first zero-volume crossing a barrier model may go.
+const FEASIBLE_FRACTION: f64 = 0.9;
+/// Line-search cuts per Newton iteration.
+const MAX_CUTS: u32 = 12;
+/// Armijo's constant.
+const ARMIJO_C: f64 = 1e-4;
+
+/// What the last coupled step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IpcStats {
+    pub newton_iterations: usize,
+    pub cg_iterations: usize,
+    pub converged: bool,
+    /// Final `‖r‖ / ‖r₀‖`.
+    pub residual: f64,
+    pub cg_converged: bool,
+    /// Active contact pairs at the end.
+    pub pairs: usize,
+    /// Closest distance between surfaces or to an obstacle at the end (m; ∞ when none is
+    /// within `d̂`).
+    pub min_distance: f64,
+    /// Barrier stiffness κ (IPC units: `E` has `κ B`, N·m⁻³ for squared distances).
+    pub kappa: f64,
+    /// Newton steps cut by CCD or the inversion cap.
+    pub ccd_cuts: usize,
+    /// Line-search halvings.
+    pub backtracks: usize,
+}
+
+/// Why a coupled step could not be taken.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IpcFailure {
+    /// The step's start state already has a pair at distance 0 (bodies placed intersecting).
+    Infeasible(String),
+    /// A non-finite value appeared.
+    NonFinite(&'static str),
+}
+
+/// The coupled step's state and workspaces (sized once; the pattern grows with contact).
+#[derive(Debug)]
+pub struct IpcStep {
+    pub settings: IpcSettings,
+    pub mesh: CollisionMesh,
+    set: ContactSet,
+    friction: FrictionSet,
+    pattern: CoupledPattern,
+    a: BlockCsr,
+    body_a: Vec<BlockCsr>,
+    systems: Vec<System>,
+    pcg: Pcg,
+    x0: Vec<Vector3<f64>>,
+    v0: Vec<Vector3<f64>>,
+    u: Vec<Vector3<f64>>,
+    x: Vec<Vector3<f64>>,
+    g: Vec<Vector3<f64>>,
+    delta: Vec<Vector3<f64>>,
+    dx: Vec<Vector3<f64>>,
+    u_t: Vec<Vector3<f64>>,
+    x_t: Vec<Vector3<f64>>,
+    g_t: Vec<Vector3<f64>>,
+    mv: Vec<Vector3<f64>>,
+    fixed: Vec<bool>,
+    start_pairs: Vec<super::potential::Pair>,
+    partials: Vec<f64>,
+    tet_partials: Vec<Vec<f64>>,
+    /// `d̂` (m), the island's rest bounding-box diagonal (m), `ε_v` (m/s).
+    pub dhat: f64,
+    pub length: f64,
+    pub eps_v: f64,
+    /// κ in IPC units and its cap.
+    kappa: f64,
+    kappa_max: f64,
+    average_mass: f64,
+    pub last: IpcStats,
+}
+
+impl IpcStep {
+    /// The step for `bodies` (all of one island).
+    pub fn new(
+        bodies: &[Body],
+        settings: IpcSettings,
+        pairing: Pairing,
+        broad: BroadPhaseKind,
+    ) -> Self {
+        let mesh = CollisionMesh::new(bodies);
+        let length = CollisionMesh::bbox_diagonal(&mesh.rest).max(f64::MIN_POSITIVE);
+        let dhat = settings.dhat.unwrap_or(1e-3 * length);
+        let eps_v = settings.eps_v.unwrap_or(1e-3 * length);
+        let set = ContactSet::new(&mesh, dhat, pairing, broad);
+        let patterns: Vec<&BlockPattern> = bodies.iter().map(|b| &*b.elems.pattern).collect();
+        let pattern = CoupledPattern::new(&patterns, &mesh.offsets);
+        let n = mesh.n_vertices();
+        let zero = vec![Vector3::zeros(); n];
+        let total_mass: f64 = bodies.iter().flat_map(|b| b.mass.lumped.iter()).sum();
+        Self {
+            a: BlockCsr::zeros(pattern.pattern.clone()),
+            body_a: bodies
+                .iter()
+                .map(|b| BlockCsr::zeros(b.elems.pattern.clone()))
+                .collect(),
+            systems: bodies.iter().map(System::new).collect(),
+            pcg: Pcg::new(n),
+            x0: zero.clone(),
+            v0: zero.clone(),
+            u: zero.clone(),
+            x: zero.clone(),
+            g: zero.clone(),
+            delta: zero.clone(),
+            dx: zero.clone(),
+            u_t: zero.clone(),
+            x_t: zero.clone(),
+            g_t: zero.clone(),
+            mv: zero,
+            fixed: vec![false; n],
+            start_pairs: Vec::new(),
+            partials: vec![0.0; par::n_chunks(n)],
+            tet_partials: bodies
+                .iter()
+                .map(|b| vec![0.0; par::n_chunks(b.elems.len())])
+                .collect(),
+            dhat,
+            length,
+            eps_v,
+            kappa: settings.kappa.unwrap_or(0.0),
+            kappa_max: settings.kappa.unwrap_or(f64::INFINITY),
+            average_mass: total_mass / n.max(1) as f64,
+            last: IpcStats::default(),
+            settings,
+            mesh,
+            set,
+            friction: FrictionSet::default(),
+            pattern,
+        }
+    }
+
+    /// Advances every body by `h` together (see the module notes). `inputs[b]` are body
+    /// `b`'s step inputs (held vertices already placed at the step's end). On success the
+    /// bodies hold the end state; on failure their state is unspecified (the world restores
+    /// it). Per-body statistics are written into `stats`.
+    pub fn step(
+        &mut self,
+        bodies: &mut [Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        obstacles: &Obstacles,
+        stats: &mut [StepStats],
+    ) -> Result<IpcStats, IpcFailure> {
+        let offsets = self.mesh.offsets.clone();
+        let range = |b: usize| offsets[b]..offsets[b + 1];
+        for (b, body) in bodies.iter().enumerate() {
+            let r = range(b);
+            self.x0[r.clone()].copy_from_slice(&body.x);
+            self.v0[r.clone()].copy_from_slice(&body.v);
+            self.fixed[r].copy_from_slice(&inputs[b].fixed);
+        }
+        let mut out = IpcStats {
+            cg_converged: true,
+            ..IpcStats::default()
+        };
+        // The start state must be feasible; friction is lagged from it.
+        self.set
+            .update(&self.mesh, &self.x0, obstacles)
+            .map_err(|p| {
+                IpcFailure::Infeasible(format!(
+                    "{:?} pair of vertices {:?} at distance 0 at the step's start",
+                    p.kind, p.v
+                ))
+            })?;
+        self.start_pairs.clone_from(&self.set.pairs);
+        let mut min_d2 = self.set.min_distance.powi(2);
+        // First guess: the start velocities, cut by CCD (and the inversion cap).
+        for i in 0..self.u.len() {
+            self.u[i] = if self.fixed[i] {
+                Vector3::zeros()
+            } else {
+                self.v0[i]
+            };
+            self.dx[i] = h * self.u[i];
+        }
+        let t = self.max_fraction(bodies, true, obstacles);
+        for ui in &mut self.u {
+            *ui *= t;
+        }
+        self.positions(h);
+        self.set
+            .update(&self.mesh, &self.x, obstacles)
+            .map_err(|_| IpcFailure::NonFinite("first guess"))?;
+        if self.settings.kappa.is_none() {
+            self.init_kappa(bodies, inputs, h, gravity, obstacles);
+        }
+        // Friction lagged at the step's start (IPC §5: λ, T and the closest points from xⁿ).
+        self.friction.lag(
+            &self.start_pairs,
+            &self.x0,
+            self.dhat,
+            self.kappa / (h * h),
+            self.settings.friction,
+            obstacles,
+        );
+        let eps = self.eps_v * h;
+        let mut norm = self.eval(bodies, inputs, h, gravity, obstacles, eps, true);
+        if !norm.is_finite() {
+            return Err(IpcFailure::NonFinite("residual at the first guess"));
+        }
+        let r0 = norm.max(f64::MIN_POSITIVE);
+        // The residual is a momentum (kg·m/s): measured against the step's own momentum
+        // scale `‖M vⁿ‖ + h ‖M g‖`, not against the first guess's residual (which a barrier
+        // pair made close by the first guess's CCD cut can make arbitrarily large).
+        let scale = self.momentum_scale(bodies, h, gravity);
+        let target = self.settings.tolerance * scale;
+        let tol_x = self.settings.position_tolerance * self.length;
+        for _ in 0..self.settings.max_iterations {
+            if norm <= target {
+                out.converged = true;
+                break;
+            }
+            self.assemble(bodies, inputs, h, obstacles);
+            let mut cg = self.settings.solver;
+            cg.tolerance = cg.tolerance.min(0.5 * target / norm).max(1e-12);
+            self.delta.fill(Vector3::zeros());
+            let s = self
+                .pcg
+                .solve(&self.a, &self.g, &self.fixed, &mut self.delta, &cg);
+            out.cg_iterations += s.iterations;
+            out.cg_converged &= s.converged;
+            out.newton_iterations += 1;
+            for (b, body) in bodies.iter().enumerate() {
+                body.constraints.project(&mut self.delta[range(b)]);
+            }
+            if self.delta.iter().any(|d| !d.iter().all(|c| c.is_finite())) {
+                return Err(IpcFailure::NonFinite("Newton direction"));
+            }
+            let step_inf = h * self.delta.iter().map(|d| d.amax()).fold(0.0, f64::max);
+            // The line search: CCD and inversion cap, then Armijo on the slopes.
+            for i in 0..self.dx.len() {
+                self.dx[i] = h * self.delta[i];
+            }
+            let cap = self.max_fraction(bodies, false, obstacles);
+            if cap < 1.0 {
+                out.ccd_cuts += 1;
+            }
+            let slope0 = -dot(&self.g, &self.delta);
+            let phi0 = self.merit(bodies, inputs, h, gravity, eps);
+            let mut alpha = cap;
+            let mut accepted = false;
+            for _ in 0..MAX_CUTS {
+                for i in 0..self.u.len() {
+                    self.u_t[i] = self.u[i] + alpha * self.delta[i];
+                }
+                std::mem::swap(&mut self.u, &mut self.u_t);
+                std::mem::swap(&mut self.x, &mut self.x_t);
+                std::mem::swap(&mut self.g, &mut self.g_t);
+                self.positions(h);
+                let feasible = self.set.update(&self.mesh, &self.x, obstacles).is_ok();
+                let trial = if feasible {
+                    self.eval(bodies, inputs, h, gravity, obstacles, eps, true)
+                } else {
+                    f64::NAN
+                };
+                let ok = trial.is_finite()
+                    && match phi0 {
+                        // Armijo on Φ itself (IPC's backtracking on the incremental potential).
+                        Some(phi0) => self
+                            .merit(bodies, inputs, h, gravity, eps)
+                            .is_some_and(|phi| phi <= phi0 + ARMIJO_C * alpha * slope0.min(0.0)),
+                        // Without a potential: the trapezoid on the two slopes,
+                        // Φ(α) − Φ(0) ≈ ½ α (φ'(0) + φ'(α)) ≤ c α φ'(0).
+                        None => {
+                            let slope = -dot(&self.g, &self.delta);
+                            slope0 >= 0.0 || slope <= (1.0 - 2.0 * ARMIJO_C) * slope0.abs()
+                        }
+                    };
+                if ok {
+                    norm = trial;
+                    accepted = true;
+                    break;
+                }
+                // Undo: the accepted iterate is in the `_t` buffers.
+                std::mem::swap(&mut self.u, &mut self.u_t);
+                std::mem::swap(&mut self.x, &mut self.x_t);
+                std::mem::swap(&mut self.g, &mut self.g_t);
+                alpha *= 0.5;
+                out.backtracks += 1;
+            }
+            if !accepted {
+                // Restore the contact set of the kept iterate.
+                self.set
+                    .update(&self.mesh, &self.x, obstacles)
+                    .map_err(|_| IpcFailure::NonFinite("kept iterate"))?;
+                break;
+            }
+            if std::env::var_os("SUPPLE_IPC_TRACE").is_some() {
+                eprintln!(
+                    "  it {}: |r| {:.3e} (target {:.3e}) cap {:.3e} alpha {:.3e} step_inf {:.3e} pairs {} dmin {:.3e} kappa {:.3e} cg {}",
+                    out.newton_iterations, norm, target, cap, alpha, step_inf, self.set.pairs.len(), self.set.min_distance, self.kappa, s.iterations
+                );
+            }
+            if self.settings.kappa.is_none() {
+                let d2 = self.set.min_distance.powi(2);
+                self.kappa = update_barrier_stiffness(
+                    min_d2,
+                    d2,
+                    self.kappa_max,
+                    self.kappa,
+                    self.length,
+                    // IPC's ε = 10⁻⁹ l² on squared distances: d < 3.2·10⁻⁵ l.
+                    1e-9f64.sqrt(),
+                );
+                min_d2 = d2;
+            }
+            if step_inf <= tol_x {
+                out.converged = true;
+                break;
+            }
+        }
+        out.residual = norm / r0;
+        out.pairs = self.set.pairs.len();
+        out.min_distance = self.set.min_distance;
+        out.kappa = self.kappa;
+        for (b, body) in bodies.iter_mut().enumerate() {
+            body.x.copy_from_slice(&self.x[range(b)]);
+            body.v.copy_from_slice(&self.u[range(b)]);
+            let s = &mut stats[b];
+            s.newton_iterations += out.newton_iterations;
+            s.newton_residual = out.residual;
+            s.newton_converged = out.converged;
+            s.solver_iterations += out.cg_iterations;
+            s.solver_converged = out.cg_converged;
+            s.substeps += 1;
+        }
+        self.last = out;
+        Ok(out)
+    }
+
+    /// The incremental potential `Φ(u)` with `∇ᵤΦ = r` at `self.x`, `self.u`:
+    /// `½ (u − vⁿ)ᵀ M (u − vⁿ) + Ψ(x) − h uᵀ(M g + F) + ½ h α uᵀ M u + κ/h² B(x) + D(x)`
+    /// (Gast et al. 2015's objective divided by h²), when every term of every body has a
+    /// potential (an energy-based model; no β damping, viscosity, springs, anchors or loads);
+    /// `None` otherwise. Uses `dx` and `mv` as scratch.
+    fn merit(
+        &mut self,
+        bodies: &[Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        eps: f64,
+    ) -> Option<f64> {
+        let mut phi = 0.0;
+        for (b, body) in bodies.iter().enumerate() {
+            let view = inputs[b].view();
+            if body.damping.beta != 0.0
+                || body.viscosity.is_some()
+                || view.has_springs()
+                || !body.loads.is_empty()
+            {
+                return None;
+            }
+            let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+            phi += body.model.energy(&body.elems, &self.x[r.clone()])?;
+            for i in r.clone() {
+                self.dx[i] = self.u[i] - self.v0[i];
+            }
+            body.mass
+                .mul_vec(&body.elems, &self.dx[r.clone()], &mut self.mv[r.clone()]);
+            let alpha = body.damping.alpha;
+            for (k, i) in r.clone().enumerate() {
+                if self.fixed[i] {
+                    continue;
+                }
+                let (u, m) = (self.u[i], body.mass.lumped[k]);
+                phi += 0.5 * self.dx[i].dot(&self.mv[i]) - h * m * gravity.dot(&u)
+                    + 0.5 * h * alpha * m * u.norm_squared();
+                if let Some(f) = view.external {
+                    phi -= h * f[k].dot(&u);
+                }
+            }
+            if alpha != 0.0 && body.mass.kind != crate::fem::MassKind::Lumped {
+                return None;
+            }
+        }
+        phi += self.kappa / (h * h) * self.set.energy(&self.x);
+        if eps > 0.0 {
+            phi += self.friction.energy(&self.x0, &self.x, eps);
+        }
+        Some(phi)
+    }
+
+    /// `‖M vⁿ‖ + h ‖M g‖` over the free vertices (lumped masses).
+    fn momentum_scale(&self, bodies: &[Body], h: f64, gravity: &Vector3<f64>) -> f64 {
+        let (mut mv, mut mg) = (0.0, 0.0);
+        for (b, body) in bodies.iter().enumerate() {
+            let o = self.mesh.offsets[b];
+            for (i, m) in body.mass.lumped.iter().enumerate() {
+                if !self.fixed[o + i] {
+                    mv += (m * self.v0[o + i].norm()).powi(2);
+                    mg += (m * gravity.norm()).powi(2);
+                }
+            }
+        }
+        (mv.sqrt() + h * mg.sqrt()).max(f64::MIN_POSITIVE)
+    }
+
+    /// `x = x⁰ + h u` (held vertices: `x⁰`).
+    fn positions(&mut self, h: f64) {
+        for i in 0..self.x.len() {
+            self.x[i] = if self.fixed[i] {
+                self.x0[i]
+            } else {
+                self.x0[i] + h * self.u[i]
+            };
+        }
+    }
+
+    /// The largest fraction of `self.dx` from `x⁰` (`from_start`) or `x` that CCD and the
+    /// inversion cap allow (1 when nothing limits it).
+    fn max_fraction(&mut self, bodies: &[Body], from_start: bool, obstacles: &Obstacles) -> f64 {
+        let x = if from_start { &self.x0 } else { &self.x };
+        let mut t = self.set.max_step(&self.mesh, x, &self.dx, obstacles);
+        for (b, body) in bodies.iter().enumerate() {
+            if body.model.needs_positive_volume() {
+                let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+                let c = max_feasible_step(
+                    &body.elems,
+                    &x[r.clone()],
+                    &self.dx[r],
+                    1.0,
+                    &mut self.tet_partials[b],
+                );
+                if c.is_finite() {
+                    t = t.min(FEASIBLE_FRACTION * c);
+                }
+            }
+        }
+        t
+    }
+
+    /// IPC §4.3's κ at the first guess: the value that best balances the energy's gradient
+    /// with the barrier's, at least `κ_min` (IPC Toolkit's `initial_barrier_stiffness`).
+    fn init_kappa(
+        &mut self,
+        bodies: &mut [Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        obstacles: &Obstacles,
+    ) {
+        self.eval(bodies, inputs, h, gravity, obstacles, 0.0, false);
+        // ∇ₓE of IPC's energy without contact is h r = −h g; the barrier's is ∇B.
+        self.set.compute_stencils(&self.x, obstacles, false);
+        self.dx.fill(Vector3::zeros());
+        self.set.add_gradient(1.0, &mut self.dx);
+        zero_fixed(&self.fixed, &mut self.dx);
+        for gi in &mut self.g {
+            *gi *= -h;
+        }
+        let (k, kmax) = initial_barrier_stiffness(
+            self.length,
+            self.dhat,
+            self.average_mass,
+            flat(&self.g),
+            flat(&self.dx),
+            1e11,
+        );
+        self.kappa = k;
+        self.kappa_max = kmax;
+    }
+
+    /// `g = −r(u)` at `self.x` (see the module notes); returns `‖r‖`. With `eps > 0` and
+    /// `friction`, the lagged friction is included. Leaves the barrier stencils (gradients
+    /// only) of `self.x` in the contact set.
+    #[allow(clippy::too_many_arguments)]
+    fn eval(
+        &mut self,
+        bodies: &mut [Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        obstacles: &Obstacles,
+        eps: f64,
+        contact: bool,
+    ) -> f64 {
+        for (b, body) in bodies.iter_mut().enumerate() {
+            let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+            let (x, u) = (&self.x[r.clone()], &self.u[r.clone()]);
+            let f = &mut self.g_t[r.clone()];
+            self.systems[b].forces(body, &inputs[b].view(), x, u, gravity, true, f);
+            let du = &mut self.dx[r.clone()];
+            for ((d, ui), vi) in du.iter_mut().zip(u).zip(&self.v0[r.clone()]) {
+                *d = ui - vi;
+            }
+            body.mass.mul_vec(&body.elems, du, &mut self.mv[r.clone()]);
+            for i in r.clone() {
+                self.g[i] = h * self.g_t[i] - self.mv[i];
+            }
+        }
+        if contact {
+            let kappa_force = self.kappa / (h * h);
+            self.set.compute_stencils(&self.x, obstacles, false);
+            self.set.add_gradient(-h * kappa_force, &mut self.g);
+            if eps > 0.0 && !self.friction.is_empty() {
+                self.friction.compute_stencils(&self.x0, &self.x, eps);
+                self.friction.add_gradient(-h, &mut self.g);
+            }
+        }
+        zero_fixed(&self.fixed, &mut self.g);
+        for (b, body) in bodies.iter().enumerate() {
+            body.constraints
+                .project(&mut self.g[self.mesh.offsets[b]..self.mesh.offsets[b + 1]]);
+        }
+        let g = &self.g;
+        par::sum(g.len(), &mut self.partials, |i| g[i].norm_squared()).sqrt()
+    }
+
+    /// The coupled Jacobian at `self.x`: each body's `M + h D + h² K`, and `h² κ ∇²B₊ +
+    /// h² ∇²D` of the contact pairs (the pattern grown first if a pair needs new blocks).
+    fn assemble(&mut self, bodies: &[Body], inputs: &[BodyInputs], h: f64, obstacles: &Obstacles) {
+        self.set.compute_stencils(&self.x, obstacles, true);
+        let needed = self
+            .set
+            .stencils
+            .iter()
+            .chain(self.friction.stencils.iter())
+            .flat_map(|s| {
+                let n = s.n;
+                let v = s.v;
+                (0..n).flat_map(move |i| (0..n).map(move |j| (v[i], v[j])))
+            });
+        if !self.pattern.holds(needed.clone()) {
+            let patterns: Vec<&BlockPattern> = bodies.iter().map(|b| &*b.elems.pattern).collect();
+            self.pattern.grow(needed, &patterns, &self.mesh.offsets);
+            self.a = BlockCsr::zeros(self.pattern.pattern.clone());
+            self.pcg = Pcg::new(self.a.n_rows());
+        }
+        self.a.set_zero();
+        for (b, body) in bodies.iter().enumerate() {
+            let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+            self.systems[b].assemble(
+                body,
+                &inputs[b].view(),
+                &self.x[r],
+                1.0,
+                h,
+                h * h,
+                &mut self.body_a[b],
+            );
+            self.pattern.add_body(b, &self.body_a[b], &mut self.a);
+        }
+        add_stencils(&self.set.stencils, self.kappa, &mut self.a);
+        add_stencils(&self.friction.stencils, h * h, &mut self.a);
+    }
+
+    /// The active pairs at the end of the last step.
+    pub fn contact_set(&self) -> &ContactSet {
+        &self.set
+    }
+}
+
+/// The components of `v` as one slice.
+fn flat(v: &[Vector3<f64>]) -> &[f64] {
+    // SAFETY: `Vector3<f64>` is `#[repr(C)]` storage of three contiguous f64 (nalgebra's
+    // `ArrayStorage<f64, 3, 1>`), so `n` vectors are `3n` f64 with the same alignment.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const f64, 3 * v.len()) }
+}
+
+fn dot(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::BodyDesc;
+    use crate::fem::material::ModelKind;
+    use crate::mesh::{box_grid, BoxGrid, TetSplit};
+
+    fn cube(name: &str, origin: Vector3<f64>, v: Vector3<f64>) -> Body {
+        let mesh = box_grid(&BoxGrid {
+            cells: [2, 2, 2],
+            cell_size: Vector3::repeat(0.05),
+            origin,
+            split: TetSplit::Five,
+        });
+        Body::new(BodyDesc {
+            velocity: v,
+            ..BodyDesc::new(name, mesh, ModelKind::Linear, 1e5, 0.3, 1000.0)
+        })
+        .unwrap()
+    }
+
+    /// The coupled Jacobian against central differences of the residual, with the cubes
+    /// 0.2 d̂ apart face to face (every active pair in its face or parallel-edge case, where
+    /// the projected Hessian is the exact one) and a random velocity.
+    #[test]
+    fn the_coupled_jacobian_is_the_derivative_of_the_residual() {
+        let gap = 1e-4;
+        let mut bodies = vec![
+            cube("a", Vector3::zeros(), Vector3::zeros()),
+            cube("b", Vector3::new(0.1 + gap, 0.013, 0.007), Vector3::zeros()),
+        ];
+        let settings = IpcSettings {
+            dhat: Some(5.0 * gap),
+            kappa: Some(std::env::var("K").map_or(1e3, |s| s.parse().unwrap())),
+            ..IpcSettings::default()
+        };
+        let pairing = Pairing {
+            self_collision: false,
+            body_collision: true,
+        };
+        let mut step = IpcStep::new(&bodies, settings, pairing, BroadPhaseKind::BruteForce);
+        step.set.project_hessians = false;
+        let inputs: Vec<BodyInputs> = bodies
+            .iter()
+            .map(|b| BodyInputs::new(b.n_vertices()))
+            .collect();
+        let obstacles = Obstacles {
+            list: &[],
+            time: 0.0,
+        };
+        let (h, g) = (0.01, Vector3::new(0.0, -9.81, 0.0));
+        let n = step.mesh.n_vertices();
+        step.mesh.gather(&bodies, &mut step.x0);
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % 2001) as f64 / 1000.0 - 1.0
+        };
+        for i in 0..n {
+            step.u[i] = 1e-3 * Vector3::new(rnd(), rnd(), rnd());
+        }
+        let dir: Vec<Vector3<f64>> = (0..n).map(|_| Vector3::new(rnd(), rnd(), rnd())).collect();
+        let eval = |step: &mut IpcStep, bodies: &mut [Body], u: &[Vector3<f64>]| {
+            step.u.copy_from_slice(u);
+            step.positions(h);
+            step.set.update(&step.mesh, &step.x, &obstacles).unwrap();
+            step.eval(bodies, &inputs, h, &g, &obstacles, 0.0, true);
+            step.g.clone()
+        };
+        let u0 = step.u.clone();
+        eval(&mut step, &mut bodies, &u0);
+        assert!(step.set.pairs.len() > 10, "{} pairs", step.set.pairs.len());
+        step.assemble(&bodies, &inputs, h, &obstacles);
+        let mut jd = vec![Vector3::zeros(); n];
+        step.a.mul_vec(&dir, &mut jd);
+        let eps = 1e-8;
+        let plus: Vec<_> = u0.iter().zip(&dir).map(|(u, d)| u + eps * d).collect();
+        let minus: Vec<_> = u0.iter().zip(&dir).map(|(u, d)| u - eps * d).collect();
+        let (gp, gm) = (
+            eval(&mut step, &mut bodies, &plus),
+            eval(&mut step, &mut bodies, &minus),
+        );
+        // g = −r, so J d = −(g(u + εd) − g(u − εd)) / 2ε.
+        let (mut err, mut scale) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            let fd = -(gp[i] - gm[i]) / (2.0 * eps);
+            err = err.max((fd - jd[i]).norm());
+            scale = scale.max(jd[i].norm());
+        }
+        assert!(
+            err < 1e-5 * scale,
+            "‖J d − FD‖∞ = {err:e}, ‖J d‖∞ = {scale:e}"
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! The coupled IPC contact step (`contact::ipc`) in whole worlds: bodies banged together,
+//! stacked, dropped and crushed at real-time steps, checked for what IPC promises (no state
+//! intersecting, no inverted tet for invertible models, equal and opposite reactions) and for
+//! the physics (momentum, friction on a slope, resting stacks).
+
+mod common;
+
+use common::{cube_mesh, implicit};
+use supple::body::{Body, BodyDesc};
+use supple::contact::ipc::IpcSettings;
+use supple::contact::{ContactSettings, ContactSurface, Obstacle, Response};
+use supple::fem::material::{CorotationalTangent, ModelKind};
+use supple::nalgebra::{Rotation3, Vector3};
+use supple::world::World;
+
+const COROT: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
+
+fn ipc() -> ContactSettings {
+    let dhat = std::env::var("SUPPLE_IPC_DHAT")
+        .ok()
+        .map(|s| s.parse().unwrap());
+    ContactSettings {
+        response: Response::Ipc(IpcSettings {
+            dhat,
+            ..IpcSettings::default()
+        }),
+        ..ContactSettings::default()
+    }
+}
+
+fn world(bodies: Vec<BodyDesc>, g: Vector3<f64>, dt: f64, contact: ContactSettings) -> World {
+    let bodies = bodies.into_iter().map(|d| Body::new(d).unwrap()).collect();
+    World::new(bodies, g, dt, implicit())
+        .unwrap()
+        .with_contact(contact)
+        .unwrap()
+}
+
+/// Vertices of any body inside another body (winding number).
+fn inside_count(w: &World) -> usize {
+    let surfaces: Vec<ContactSurface> = w
+        .bodies
+        .iter()
+        .map(|b| ContactSurface::new(&b.mesh.positions, &b.mesh.tets))
+        .collect();
+    let mut n = 0;
+    for (a, body) in w.bodies.iter().enumerate() {
+        for (b, other) in w.bodies.iter().enumerate() {
+            if a != b {
+                n += body
+                    .x
+                    .iter()
+                    .filter(|p| surfaces[b].contains(&other.x, p))
+                    .count();
+            }
+        }
+    }
+    n
+}
+
+fn inverted(w: &World) -> usize {
+    w.bodies
+        .iter()
+        .map(|b| b.volume_ratios().iter().filter(|&&r| r <= 0.0).count())
+        .sum()
+}
+
+/// `Σ m x × (v − v_before)`: backward Euler does not keep `Σ m x × v` (it changes by
+/// `−h² Σ v × f`), but forces from potentials of relative positions have no net torque at the
+/// state they act in, so the torque of the step's impulses about the end positions is zero.
+fn impulse_torque(w: &World, v_before: &[Vec<Vector3<f64>>]) -> Vector3<f64> {
+    w.bodies
+        .iter()
+        .zip(v_before)
+        .map(|(b, v0)| {
+            (b.x.iter().zip(&b.v).zip(v0).zip(&b.mass.lumped))
+                .map(|(((x, v), v0), m)| *m * x.cross(&(v - v0)))
+                .sum::<Vector3<f64>>()
+        })
+        .sum()
+}
+
+/// Two cubes of `cells`³ cells of 5 cm meeting head-on at ±`speed`, no gravity.
+fn head_on(speed: f64, dt: f64, model: ModelKind) -> World {
+    let a = BodyDesc {
+        velocity: Vector3::new(speed, 0.0, 0.0),
+        ..BodyDesc::new(
+            "a",
+            cube_mesh(3, 0.05, Vector3::new(-0.17, 0.0, 0.0)),
+            model,
+            1e5,
+            0.3,
+            1000.0,
+        )
+    };
+    let b = BodyDesc {
+        velocity: Vector3::new(-speed, 0.0, 0.0),
+        // Offset sideways so the crash is not symmetric (angular momentum is tested too).
+        ..BodyDesc::new(
+            "b",
+            cube_mesh(3, 0.05, Vector3::new(0.02, 0.04, 0.01)),
+            model,
+            1e5,
+            0.3,
+            1000.0,
+        )
+    };
+    world(vec![a, b], Vector3::zeros(), dt, ipc())
+}
+
+#[test]
+fn head_on_cubes_at_10_m_s_never_intersect_and_keep_momentum() {
+    let speed: f64 = std::env::var("SPEED").map_or(10.0, |s| s.parse().unwrap());
+    let mut w = head_on(speed, 0.01, COROT);
+    let p0 = w.bodies.iter().map(|b| b.momentum()).sum::<Vector3<f64>>();
+    let mut iterations = 0;
+    for step in 0..30 {
+        let v_before: Vec<_> = w.bodies.iter().map(|b| b.v.clone()).collect();
+        w.step().unwrap();
+        iterations += w.last_stats()[0].newton_iterations;
+        let inside = inside_count(&w);
+        eprintln!(
+            "step {step}: inside {inside} inverted {} {:?} {:?}",
+            inverted(&w),
+            w.ipc().unwrap().last,
+            w.last_step()
+        );
+        assert_eq!(
+            inside, 0,
+            "step {step}: {inside} vertices inside the other cube"
+        );
+        let p = w.bodies.iter().map(|b| b.momentum()).sum::<Vector3<f64>>();
+        let torque = impulse_torque(&w, &v_before);
+        eprintln!(
+            "step {step}: torque {:.3e} {:?}",
+            torque.norm(),
+            w.ipc().unwrap().last
+        );
+        // Momentum scale: one cube (3.375 kg) at 10 m/s, 34 kg·m/s; lever 0.15 m.
+        assert!(
+            (p - p0).norm() < 1e-6 * 34.0,
+            "step {step}: Δp = {}",
+            (p - p0).norm()
+        );
+        assert!(
+            torque.norm() < 1e-5 * 34.0 * 0.15,
+            "step {step}: impulse torque {}",
+            torque.norm()
+        );
+    }
+    let s = w.ipc().unwrap().last;
+    eprintln!(
+        "head-on 10 m/s: {iterations} Newton iterations in 30 steps; last {s:?}; inverted {}",
+        inverted(&w)
+    );
+    // They bounced: the cubes move apart at the end.
+    let va = w.bodies[0].momentum().x;
+    assert!(va < 0.0, "cube a still moves towards b: p = {va}");
+}
+
+#[test]
+fn a_cube_dropped_on_the_ground_rests_on_it() {
+    let cube = BodyDesc::new(
+        "cube",
+        cube_mesh(3, 0.05, Vector3::new(-0.075, 0.01, -0.075)),
+        COROT,
+        1e5,
+        0.3,
+        1000.0,
+    );
+    let contact = ContactSettings {
+        obstacles: vec![Obstacle::plane("ground", Vector3::zeros(), Vector3::y(), 0.5).unwrap()],
+        ..ipc()
+    };
+    let mut w = world(vec![cube], Vector3::new(0.0, -9.81, 0.0), 0.01, contact);
+    for step in 0..100 {
+        w.step().unwrap();
+        let lowest = w.bodies[0]
+            .x
+            .iter()
+            .map(|x| x.y)
+            .fold(f64::INFINITY, f64::min);
+        assert!(lowest > 0.0, "step {step}: a vertex at y = {lowest}");
+    }
+    let v = w.bodies[0].v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    let lowest = w.bodies[0]
+        .x
+        .iter()
+        .map(|x| x.y)
+        .fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "cube at rest: max |v| = {v:.3e}, lowest y = {lowest:.3e}; {:?}",
+        w.ipc().unwrap().last
+    );
+    assert!(v < 1e-2, "still moving at {v} m/s");
+    assert!(lowest < 2.0 * w.ipc().unwrap().dhat);
+}
+
+/// Downhill distance in 0.5 s of a cube resting on a 30° slope with friction μ.
+fn slide_on_slope(mu: f64) -> f64 {
+    let theta = 30f64.to_radians();
+    let normal = Vector3::new(theta.sin(), theta.cos(), 0.0);
+    let downhill = Vector3::new(theta.cos(), -theta.sin(), 0.0);
+    let mut mesh = cube_mesh(2, 0.05, Vector3::new(-0.05, 0.0005, -0.05));
+    mesh.transform(
+        1.0,
+        &Rotation3::from_axis_angle(&Vector3::z_axis(), -theta).into_inner(),
+        &Vector3::zeros(),
+    );
+    let body = BodyDesc::new("cube", mesh, COROT, 1e6, 0.3, 1000.0);
+    let contact = ContactSettings {
+        obstacles: vec![Obstacle::plane("slope", Vector3::zeros(), normal, mu).unwrap()],
+        ..ipc()
+    };
+    let mut w = world(vec![body], Vector3::new(0.0, -9.81, 0.0), 0.01, contact);
+    // Settle 0.1 s, then measure over 0.5 s.
+    for _ in 0..10 {
+        w.step().unwrap();
+    }
+    let c0 = w.bodies[0].center_of_mass();
+    for _ in 0..50 {
+        w.step().unwrap();
+    }
+    (w.bodies[0].center_of_mass() - c0).dot(&downhill)
+}
+
+#[test]
+fn a_cube_on_a_30_degree_slope_sticks_at_mu_0_7_and_slides_at_mu_0_3() {
+    let held = slide_on_slope(0.7);
+    let slid = slide_on_slope(0.3);
+    let theta = 30f64.to_radians();
+    let a = 9.81 * (theta.sin() - 0.3 * theta.cos());
+    eprintln!("slope: μ = 0.7 moved {held:.3e} m, μ = 0.3 slid {slid:.4} m (a = {a:.3} m/s²)");
+    assert!(held.abs() < 1e-3, "μ = 0.7: moved {held} m");
+    // From the settled state: speed v₀ = a·0.1 s at the start of the window.
+    let expected = a * 0.1 * 0.5 + 0.5 * a * 0.25;
+    assert!(
+        (slid - expected).abs() < 0.1 * expected,
+        "μ = 0.3: slid {slid} m, expected {expected}"
+    );
+}
+
+/// A stack of `n` 15 cm corotational cubes (3×3×3 cells of 5 cm) on the ground, the top one
+/// dropped 1 cm: the top cube's sideways drift over `seconds`.
+fn stack_drift(n: usize, dt: f64, seconds: f64) -> (f64, World) {
+    let bodies: Vec<BodyDesc> = (0..n)
+        .map(|k| {
+            let y = 0.0005 + k as f64 * 0.1505 + if k + 1 == n && k > 0 { 0.01 } else { 0.0 };
+            BodyDesc::new(
+                format!("cube{k}"),
+                cube_mesh(3, 0.05, Vector3::new(-0.075, y, -0.075)),
+                COROT,
+                1e5,
+                0.3,
+                1000.0,
+            )
+        })
+        .collect();
+    let contact = ContactSettings {
+        obstacles: vec![Obstacle::plane("ground", Vector3::zeros(), Vector3::y(), 0.5).unwrap()],
+        friction: 0.5,
+        ..ipc()
+    };
+    let mut w = world(bodies, Vector3::new(0.0, -9.81, 0.0), dt, contact);
+    let top = n - 1;
+    let c0 = w.bodies[top].center_of_mass();
+    let steps = (seconds / dt).round() as usize;
+    let mut drift: f64 = 0.0;
+    for step in 0..steps {
+        w.step().unwrap();
+        let c = w.bodies[top].center_of_mass();
+        drift = drift.max(((c - c0).x.powi(2) + (c - c0).z.powi(2)).sqrt());
+        let inside = inside_count(&w);
+        assert_eq!(
+            inside, 0,
+            "step {step}: {inside} vertices inside another cube"
+        );
+    }
+    (drift, w)
+}
+
+#[test]
+fn two_stacked_cubes_stay_put() {
+    let (drift, w) = stack_drift(2, 0.01, 2.0);
+    eprintln!(
+        "2-cube stack: drift {drift:.3e} m; {:?}",
+        w.ipc().unwrap().last
+    );
+    assert!(drift < 1e-3, "the top cube moved {drift} m sideways");
+}
