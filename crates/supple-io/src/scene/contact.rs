@@ -3,6 +3,7 @@
 use super::finite3;
 use nalgebra::{Isometry3, Rotation3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
+use supple::contact::ipc::IpcSettings;
 use supple::contact::{
     BroadPhaseKind, ContactSettings, NarrowPhase, Obstacle, Response, RigidPath, Shape,
 };
@@ -29,6 +30,13 @@ pub(super) struct ContactSection {
     push_guard: Option<bool>,
     /// The energy-limited contact step (default false).
     energy_limit: Option<bool>,
+    /// IPC response: barrier distance d̂ (m), barrier stiffness κ, friction's ε_v (m/s),
+    /// Newton tolerance and iteration cap.
+    dhat: Option<f64>,
+    kappa: Option<f64>,
+    eps_v: Option<f64>,
+    ipc_tolerance: Option<f64>,
+    ipc_max_iterations: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -51,6 +59,7 @@ enum NarrowName {
 enum ResponseName {
     Projection,
     Springs,
+    Ipc,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
@@ -293,6 +302,41 @@ pub(super) fn contact(
             s.response = Response::Springs {
                 stiffness: c.spring_stiffness,
             };
+        }
+        let ipc_keys = [
+            ("dhat", c.dhat.is_some()),
+            ("kappa", c.kappa.is_some()),
+            ("eps_v", c.eps_v.is_some()),
+            ("ipc_tolerance", c.ipc_tolerance.is_some()),
+            ("ipc_max_iterations", c.ipc_max_iterations.is_some()),
+        ];
+        if c.response == Some(ResponseName::Ipc) {
+            let positive = |key: &str, v: Option<f64>| match v {
+                Some(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
+                    "contact.{key} = {x}: must be a finite number above 0"
+                )),
+                _ => Ok(v),
+            };
+            let mut ipc = IpcSettings {
+                dhat: positive("dhat", c.dhat)?,
+                kappa: positive("kappa", c.kappa)?,
+                eps_v: positive("eps_v", c.eps_v)?,
+                ..IpcSettings::default()
+            };
+            if let Some(t) = positive("ipc_tolerance", c.ipc_tolerance)? {
+                ipc.tolerance = t;
+            }
+            if let Some(n) = c.ipc_max_iterations {
+                if n == 0 {
+                    return Err("contact.ipc_max_iterations = 0: must be at least 1".into());
+                }
+                ipc.max_iterations = n;
+            }
+            s.response = Response::Ipc(ipc);
+        } else if let Some((key, _)) = ipc_keys.iter().find(|(_, set)| *set) {
+            return Err(format!(
+                "contact.{key}: only a setting of response = \"ipc\""
+            ));
         }
         if let Some(v) = c.friction {
             s.friction = v;

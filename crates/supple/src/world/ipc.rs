@@ -75,6 +75,7 @@ impl World {
         let obstacles = Obstacles {
             list: &contact.settings().obstacles,
             time: t0 + h,
+            start: t0,
         };
         let stats = ipc
             .step(
@@ -111,5 +112,10 @@ impl World {
     /// The coupled IPC step, when the world has one.
     pub fn ipc(&self) -> Option<&IpcStep> {
         self.ipc.as_ref()
+    }
+
+    /// The coupled IPC step, mutable (for its test switch [`IpcStep::check_iterates`]).
+    pub fn ipc_mut(&mut self) -> Option<&mut IpcStep> {
+        self.ipc.as_mut()
     }
 }

@@ -75,11 +75,13 @@ pub struct Stencil {
     pub hess: Mat12,
 }
 
-/// The obstacles as the step sees them: their pose at the step's end.
+/// The obstacles as the step sees them: their pose at the step's end (`time`), and where
+/// the step started (`start`).
 #[derive(Debug, Clone, Copy)]
 pub struct Obstacles<'a> {
     pub list: &'a [Obstacle],
     pub time: f64,
+    pub start: f64,
 }
 
 /// Which pairs of the collision mesh may touch.
@@ -523,6 +525,32 @@ pub fn add_stencils(stencils: &[Stencil], scale: f64, a: &mut crate::linalg::Blo
                 let block: Matrix3<f64> = s.hess.fixed_view::<3, 3>(3 * i, 3 * j).into_owned();
                 a.values[slot] += scale * block;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contact::{Obstacle, RigidPath, Shape};
+
+    #[test]
+    fn ccd_stops_a_point_before_a_capsule() {
+        let rod = Obstacle {
+            name: "rod".into(),
+            shape: Shape::Capsule {
+                radius: 0.01,
+                half_length: 0.05,
+            },
+            path: RigidPath::Static(nalgebra::Isometry3::identity()),
+            friction: 0.5,
+        };
+        let sdf = |q: &Vector3<f64>| rod.proximity(0.0, q).distance;
+        for x in [0.0, 0.005, 0.0099] {
+            let p = Vector3::new(x, 0.0105, 0.004);
+            let d = Vector3::new(0.0, -0.05, 0.0);
+            let t = point_sdf_accd(&p, &d, sdf, &AccdSettings::default());
+            assert!(t < 1.0 && sdf(&(p + t * d)) > 0.0, "x = {x}: t = {t}");
         }
     }
 }

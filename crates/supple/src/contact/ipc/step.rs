@@ -70,6 +70,9 @@ pub struct IpcStats {
     pub ccd_cuts: usize,
     /// Line-search halvings.
     pub backtracks: usize,
+    /// With [`IpcStep::check_iterates`]: accepted iterates in which a vertex of one body
+    /// lay inside another body.
+    pub intersecting_iterates: usize,
 }
 
 /// Why a coupled step could not be taken.
@@ -117,6 +120,11 @@ pub struct IpcStep {
     kappa_max: f64,
     average_mass: f64,
     pub last: IpcStats,
+    /// Test switch: check every accepted Newton iterate for a vertex inside another body
+    /// (winding numbers, `O(vertices × triangles)`; counted in
+    /// [`IpcStats::intersecting_iterates`]).
+    pub check_iterates: bool,
+    surfaces: Vec<crate::contact::ContactSurface>,
 }
 
 impl IpcStep {
@@ -170,6 +178,11 @@ impl IpcStep {
             kappa_max: settings.kappa.unwrap_or(f64::INFINITY),
             average_mass: total_mass / n.max(1) as f64,
             last: IpcStats::default(),
+            check_iterates: false,
+            surfaces: bodies
+                .iter()
+                .map(|b| crate::contact::ContactSurface::new(&b.mesh.positions, &b.mesh.tets))
+                .collect(),
             settings,
             mesh,
             set,
@@ -203,9 +216,14 @@ impl IpcStep {
             cg_converged: true,
             ..IpcStats::default()
         };
+        // A moving obstacle is met at its end-of-step pose: the surface vertices it would
+        // reach are first carried with it (a feasible start for Newton, not a change of the
+        // state: the step's velocities are still measured from xⁿ).
+        self.x_t.copy_from_slice(&self.x0);
+        let carried = self.carry_with_obstacles(obstacles);
         // The start state must be feasible; friction is lagged from it.
         self.set
-            .update(&self.mesh, &self.x0, obstacles)
+            .update(&self.mesh, &self.x_t, obstacles)
             .map_err(|p| {
                 IpcFailure::Infeasible(format!(
                     "{:?} pair of vertices {:?} at distance 0 at the step's start",
@@ -214,18 +232,29 @@ impl IpcStep {
             })?;
         self.start_pairs.clone_from(&self.set.pairs);
         let mut min_d2 = self.set.min_distance.powi(2);
-        // First guess: the start velocities, cut by CCD (and the inversion cap).
+        // First guess: the start velocities from the (carried) start, cut by CCD (and the
+        // inversion cap).
+        for i in 0..self.u.len() {
+            self.dx[i] = if self.fixed[i] {
+                Vector3::zeros()
+            } else {
+                h * self.v0[i]
+            };
+        }
+        let t = if carried {
+            0.0
+        } else {
+            std::mem::swap(&mut self.x0, &mut self.x_t);
+            let t = self.max_fraction(bodies, true, obstacles);
+            std::mem::swap(&mut self.x0, &mut self.x_t);
+            t
+        };
         for i in 0..self.u.len() {
             self.u[i] = if self.fixed[i] {
                 Vector3::zeros()
             } else {
-                self.v0[i]
+                (self.x_t[i] + t * self.dx[i] - self.x0[i]) / h
             };
-            self.dx[i] = h * self.u[i];
-        }
-        let t = self.max_fraction(bodies, true, obstacles);
-        for ui in &mut self.u {
-            *ui *= t;
         }
         self.positions(h);
         self.set
@@ -234,10 +263,11 @@ impl IpcStep {
         if self.settings.kappa.is_none() {
             self.init_kappa(bodies, inputs, h, gravity, obstacles);
         }
-        // Friction lagged at the step's start (IPC §5: λ, T and the closest points from xⁿ).
+        // Friction lagged at the step's start (IPC §5: λ, T and the closest points from xⁿ,
+        // carried as above; `x_t` still holds it).
         self.friction.lag(
             &self.start_pairs,
-            &self.x0,
+            &self.x_t,
             self.dhat,
             self.kappa / (h * h),
             self.settings.friction,
@@ -335,7 +365,23 @@ impl IpcStep {
                     .map_err(|_| IpcFailure::NonFinite("kept iterate"))?;
                 break;
             }
+            if self.check_iterates && self.intersecting(bodies.len()) {
+                out.intersecting_iterates += 1;
+            }
             if std::env::var_os("SUPPLE_IPC_TRACE").is_some() {
+                for o in obstacles.list {
+                    let m = self
+                        .mesh
+                        .vertices
+                        .iter()
+                        .map(|&v| o.proximity(obstacles.time, &self.x[v as usize]).distance)
+                        .fold(f64::INFINITY, f64::min);
+                    let lowest = self.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+                    eprintln!(
+                        "    obstacle {} min distance {m:.3e} lowest y {lowest:.4}",
+                        o.name
+                    );
+                }
                 eprintln!(
                     "  it {}: |r| {:.3e} (target {:.3e}) cap {:.3e} alpha {:.3e} step_inf {:.3e} pairs {} dmin {:.3e} kappa {:.3e} cg {}",
                     out.newton_iterations, norm, target, cap, alpha, step_inf, self.set.pairs.len(), self.set.min_distance, self.kappa, s.iterations
@@ -429,6 +475,52 @@ impl IpcStep {
             phi += self.friction.energy(&self.x0, &self.x, eps);
         }
         Some(phi)
+    }
+
+    /// Writes into `x_t` the start positions with every free surface vertex that a moving
+    /// obstacle reaches within `d̂` at its end-of-step pose carried by the obstacle's motion
+    /// over the step (and, if that is not enough, pushed out along the normal to `d̂`);
+    /// returns whether any was. `x_t` holds `x⁰` on entry.
+    fn carry_with_obstacles(&mut self, obstacles: &Obstacles) -> bool {
+        let mut carried = false;
+        for o in obstacles.list {
+            let (p0, p1) = (o.path.pose(obstacles.start), o.path.pose(obstacles.time));
+            if p0 == p1 {
+                continue;
+            }
+            let motion = p1 * p0.inverse();
+            for &v in &self.mesh.vertices {
+                let i = v as usize;
+                if self.fixed[i] {
+                    continue;
+                }
+                let p = self.x_t[i];
+                if o.proximity(obstacles.time, &p).distance >= self.dhat {
+                    continue;
+                }
+                let mut q = motion.transform_point(&nalgebra::Point3::from(p)).coords;
+                let prox = o.proximity(obstacles.time, &q);
+                if prox.distance < 0.5 * self.dhat {
+                    q += (0.5 * self.dhat - prox.distance) * prox.normal;
+                }
+                self.x_t[i] = q;
+                carried = true;
+            }
+        }
+        carried
+    }
+
+    /// True when a vertex of one body lies inside another at `self.x`.
+    fn intersecting(&self, n_bodies: usize) -> bool {
+        let o = &self.mesh.offsets;
+        (0..n_bodies).any(|a| {
+            (0..n_bodies).any(|b| {
+                a != b
+                    && self.x[o[a]..o[a + 1]]
+                        .iter()
+                        .any(|p| self.surfaces[b].contains(&self.x[o[b]..o[b + 1]], p))
+            })
+        })
     }
 
     /// `‖M vⁿ‖ + h ‖M g‖` over the free vertices (lumped masses).
