@@ -737,7 +737,7 @@ mod tests {
         ];
         let settings = IpcSettings {
             dhat: Some(5.0 * gap),
-            kappa: Some(std::env::var("K").map_or(1e3, |s| s.parse().unwrap())),
+            kappa: Some(1e5),
             ..IpcSettings::default()
         };
         let pairing = Pairing {
@@ -753,6 +753,7 @@ mod tests {
         let obstacles = Obstacles {
             list: &[],
             time: 0.0,
+            start: 0.0,
         };
         let (h, g) = (0.01, Vector3::new(0.0, -9.81, 0.0));
         let n = step.mesh.n_vertices();
