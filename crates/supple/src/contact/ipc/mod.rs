@@ -65,7 +65,7 @@ impl Default for IpcSettings {
             eps_v: None,
             friction: 0.0,
             tolerance: 1e-6,
-            position_tolerance: 1e-9,
+            position_tolerance: 1e-5,
             max_iterations: 100,
             solver: PcgSettings {
                 tolerance: 1e-6,

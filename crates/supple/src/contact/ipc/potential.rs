@@ -32,6 +32,22 @@ const VERTEX: u8 = 0;
 const EDGE: u8 = 1;
 const TRIANGLE: u8 = 2;
 
+/// The per-pair Hessian of the barrier `b(d²)` that Newton's matrix gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarrierHessian {
+    /// `b'' ∇d² ∇d²ᵀ + b' ∇²d²` as it is (not PSD; for finite-difference tests only).
+    Exact,
+    /// The exact Hessian projected onto the PSD cone by an eigendecomposition per pair
+    /// (IPC §4.1).
+    Projected,
+    /// `(4 d² b'' + 2 b')₊ ∇d ∇dᵀ`: the exact curvature along the pair's normal, without
+    /// the curvature of the distance itself (`2 d b' ∇²d`, whose directions the projection
+    /// mostly clamps anyway). PSD by construction, rank one, no eigendecomposition: the
+    /// projection was a fifth of the step on the 10k-tet stack (EXPERIMENTS.md). Mollified
+    /// edge–edge pairs keep [`BarrierHessian::Projected`].
+    GaussNewton,
+}
+
 /// What a contact pair is made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PairKind {
@@ -101,9 +117,8 @@ pub struct ContactSet {
     pub stencils: Vec<Stencil>,
     /// Smallest distance (m) over the candidate pairs of the last update (∞ when none).
     pub min_distance: f64,
-    /// Project each pair's Hessian onto the PSD cone (IPC §4.1; off only to compare the
-    /// exact Hessian with finite differences in tests).
-    pub project_hessians: bool,
+    /// How each pair's Hessian is made positive semidefinite (see [`BarrierHessian`]).
+    pub hessian: BarrierHessian,
     near: BroadPhase,
     swept: BroadPhase,
     boxes: Vec<Aabb>,
@@ -135,7 +150,7 @@ impl ContactSet {
             pairs: Vec::new(),
             stencils: Vec::new(),
             min_distance: f64::INFINITY,
-            project_hessians: true,
+            hessian: BarrierHessian::Projected,
             near: make(),
             swept: make(),
             boxes: vec![Aabb::empty(); groups.len()],
@@ -382,30 +397,37 @@ impl ContactSet {
                         v: pair.v,
                         n: 4,
                         grad: db * g,
-                        hess: if hessians {
+                        hess: if !hessians {
+                            Mat12::zeros()
+                        } else if self.hessian == BarrierHessian::GaussNewton {
+                            gauss_newton(&g, pair.d2, db, d2b)
+                        } else {
                             let h = point_triangle_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
                             let m = d2b * g * g.transpose() + db * h;
-                            if self.project_hessians {
+                            if self.hessian == BarrierHessian::Projected {
                                 project_psd(&m)
                             } else {
                                 m
                             }
-                        } else {
-                            Mat12::zeros()
                         },
                     }
                 }
                 PairKind::EdgeEdge => {
                     let g = edge_edge_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
                     let bg = db * g;
-                    let bh = if hessians {
+                    let cross = edge_edge_cross_squarednorm(&p[0], &p[1], &p[2], &p[3]);
+                    let mollified = cross < pair.eps_x;
+                    let gauss_newton_pair =
+                        self.hessian == BarrierHessian::GaussNewton && !mollified;
+                    let bh = if !hessians {
+                        Mat12::zeros()
+                    } else if gauss_newton_pair {
+                        gauss_newton(&g, pair.d2, db, d2b)
+                    } else {
                         let h = edge_edge_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
                         d2b * g * g.transpose() + db * h
-                    } else {
-                        Mat12::zeros()
                     };
-                    let cross = edge_edge_cross_squarednorm(&p[0], &p[1], &p[2], &p[3]);
-                    let (grad, hess) = if cross < pair.eps_x {
+                    let (grad, hess) = if mollified {
                         // Eq. 23: the product m b and its derivatives.
                         let b = barrier(pair.d2, dhat2);
                         let m = edge_edge_mollifier(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
@@ -426,7 +448,10 @@ impl ContactSet {
                         v: pair.v,
                         n: 4,
                         grad,
-                        hess: if hessians && self.project_hessians {
+                        hess: if hessians
+                            && !gauss_newton_pair
+                            && self.hessian != BarrierHessian::Exact
+                        {
                             project_psd(&hess)
                         } else {
                             hess
@@ -510,6 +535,12 @@ impl ContactSet {
         }
         t
     }
+}
+
+/// `(b'' + b'/(2d²))₊ g gᵀ` with `g = ∇d² = 2d ∇d` (see [`BarrierHessian::GaussNewton`]).
+fn gauss_newton(g: &Vec12, d2: f64, db: f64, d2b: f64) -> Mat12 {
+    let c = (d2b + db / (2.0 * d2)).max(0.0);
+    c * g * g.transpose()
 }
 
 /// `a += scale · H` for the stencils, into the global matrix (slots by binary search).

@@ -224,12 +224,7 @@ impl IpcStep {
         // The start state must be feasible; friction is lagged from it.
         self.set
             .update(&self.mesh, &self.x_t, obstacles)
-            .map_err(|p| {
-                IpcFailure::Infeasible(format!(
-                    "{:?} pair of vertices {:?} at distance 0 at the step's start",
-                    p.kind, p.v
-                ))
-            })?;
+            .map_err(|p| IpcFailure::Infeasible(self.describe(&p)))?;
         self.start_pairs.clone_from(&self.set.pairs);
         let mut min_d2 = self.set.min_distance.powi(2);
         // First guess: the start velocities from the (carried) start, cut by CCD (and the
@@ -477,28 +472,31 @@ impl IpcStep {
         Some(phi)
     }
 
-    /// Writes into `x_t` the start positions with every free surface vertex that a moving
+    /// Writes into `x_t` a feasible start for Newton: every free surface vertex that a moving
     /// obstacle reaches within `d̂` at its end-of-step pose carried by the obstacle's motion
-    /// over the step (and, if that is not enough, pushed out along the normal to `d̂`);
-    /// returns whether any was. `x_t` holds `x⁰` on entry.
+    /// over the step, and any vertex closer than `d̂/100` to an obstacle (touching it, as a
+    /// body placed on the ground at `y = 0`) pushed out along the normal to `d̂/2`. Returns
+    /// whether any vertex was moved. `x_t` holds `x⁰` on entry. (The step's velocities are
+    /// still measured from `x⁰`: this moves Newton's first iterate, not the state.)
     fn carry_with_obstacles(&mut self, obstacles: &Obstacles) -> bool {
         let mut carried = false;
         for o in obstacles.list {
             let (p0, p1) = (o.path.pose(obstacles.start), o.path.pose(obstacles.time));
-            if p0 == p1 {
-                continue;
-            }
-            let motion = p1 * p0.inverse();
+            let motion = (p0 != p1).then(|| p1 * p0.inverse());
             for &v in &self.mesh.vertices {
                 let i = v as usize;
                 if self.fixed[i] {
                     continue;
                 }
                 let p = self.x_t[i];
-                if o.proximity(obstacles.time, &p).distance >= self.dhat {
-                    continue;
-                }
-                let mut q = motion.transform_point(&nalgebra::Point3::from(p)).coords;
+                let d = o.proximity(obstacles.time, &p).distance;
+                let mut q = match motion {
+                    Some(m) if d < self.dhat => {
+                        m.transform_point(&nalgebra::Point3::from(p)).coords
+                    }
+                    _ if d < 0.01 * self.dhat => p,
+                    _ => continue,
+                };
                 let prox = o.proximity(obstacles.time, &q);
                 if prox.distance < 0.5 * self.dhat {
                     q += (0.5 * self.dhat - prox.distance) * prox.normal;
@@ -508,6 +506,28 @@ impl IpcStep {
             }
         }
         carried
+    }
+
+    /// Names the bodies and vertices of an infeasible pair for the user.
+    fn describe(&self, p: &super::potential::Pair) -> String {
+        let body = |v: u32| self.mesh.owner[v as usize] as usize;
+        let local = |v: u32| v as usize - self.mesh.offsets[body(v)];
+        match p.kind {
+            super::potential::PairKind::PointObstacle => format!(
+                "vertex {} of body {} is inside obstacle {} at the step's start",
+                local(p.v[0]),
+                body(p.v[0]),
+                p.obstacle
+            ),
+            kind => format!(
+                "the surfaces of bodies {} and {} touch or cross at the step's start ({kind:?} pair, vertices {} and {}): IPC needs every pair apart (by more than d̂ = {:.3e} m is best)",
+                body(p.v[0]),
+                body(p.v[3]),
+                local(p.v[0]),
+                local(p.v[3]),
+                self.dhat
+            ),
+        }
     }
 
     /// True when a vertex of one body lies inside another at `self.x`.
@@ -745,7 +765,7 @@ mod tests {
             body_collision: true,
         };
         let mut step = IpcStep::new(&bodies, settings, pairing, BroadPhaseKind::BruteForce);
-        step.set.project_hessians = false;
+        step.set.hessian = super::super::potential::BarrierHessian::Exact;
         let inputs: Vec<BodyInputs> = bodies
             .iter()
             .map(|b| BodyInputs::new(b.n_vertices()))
