@@ -16,14 +16,8 @@ use supple::world::World;
 const COROT: ModelKind = ModelKind::corotational(CorotationalTangent::Rotated);
 
 fn ipc() -> ContactSettings {
-    let dhat = std::env::var("SUPPLE_IPC_DHAT")
-        .ok()
-        .map(|s| s.parse().unwrap());
     ContactSettings {
-        response: Response::Ipc(IpcSettings {
-            dhat,
-            ..IpcSettings::default()
-        }),
+        response: Response::Ipc(IpcSettings::default()),
         ..ContactSettings::default()
     }
 }

@@ -100,9 +100,6 @@ impl World {
                 return Err(Failure::Hard(b, reason));
             }
         }
-        if std::env::var_os("SUPPLE_IPC_DEBUG").is_some() {
-            eprintln!("ipc t0 {t0} h {h}: {stats:?}");
-        }
         if !(stats.converged && stats.cg_converged) {
             return Err(Failure::Unconverged);
         }

@@ -363,25 +363,6 @@ impl IpcStep {
             if self.check_iterates && self.intersecting(bodies.len()) {
                 out.intersecting_iterates += 1;
             }
-            if std::env::var_os("SUPPLE_IPC_TRACE").is_some() {
-                for o in obstacles.list {
-                    let m = self
-                        .mesh
-                        .vertices
-                        .iter()
-                        .map(|&v| o.proximity(obstacles.time, &self.x[v as usize]).distance)
-                        .fold(f64::INFINITY, f64::min);
-                    let lowest = self.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-                    eprintln!(
-                        "    obstacle {} min distance {m:.3e} lowest y {lowest:.4}",
-                        o.name
-                    );
-                }
-                eprintln!(
-                    "  it {}: |r| {:.3e} (target {:.3e}) cap {:.3e} alpha {:.3e} step_inf {:.3e} pairs {} dmin {:.3e} kappa {:.3e} cg {}",
-                    out.newton_iterations, norm, target, cap, alpha, step_inf, self.set.pairs.len(), self.set.min_distance, self.kappa, s.iterations
-                );
-            }
             if self.settings.kappa.is_none() {
                 let d2 = self.set.min_distance.powi(2);
                 self.kappa = update_barrier_stiffness(
