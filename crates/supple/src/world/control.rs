@@ -39,8 +39,17 @@ pub struct StepControl {
     pub unconverged_halvings: u32,
     /// A body whose total volume leaves `[min, max]` × its rest volume has diverged.
     pub volume_range: [f64; 2],
-    /// A body with more than this share of its tets inverted has diverged.
+    /// A body with more than this share of its tets inverted after a step fails the step
+    /// (retried with halving, then diverged).
     pub max_inverted_share: f64,
+    /// A body (of a model without a barrier) that ends the run with more than this share of
+    /// its tets inverted fails the run's verdict ([`super::verdict`]); a barrier model
+    /// allows none.
+    pub end_inverted_share: f64,
+    /// A run whose total energy rose over one step, where nothing outside did work, by more
+    /// than this share of the run's energy scale fails its verdict ([`super::verdict`];
+    /// `inf`: off).
+    pub max_energy_rise: f64,
     /// A run in which more than this share of the steps kept unconverged solves fails
     /// ([`super::World::verdict`]).
     pub max_unconverged_share: f64,
@@ -62,6 +71,8 @@ impl Default for StepControl {
             // element recovers from it); a body turned inside out fails the volume range.
             max_inverted_share: 1.0,
             max_unconverged_share: 0.1,
+            end_inverted_share: 0.0,
+            max_energy_rise: 0.1,
             contact_splits: 2,
         }
     }
@@ -96,10 +107,18 @@ impl StepControl {
         for (key, v) in [
             ("max_inverted_share", self.max_inverted_share),
             ("max_unconverged_share", self.max_unconverged_share),
+            ("end_inverted_share", self.end_inverted_share),
         ] {
             if !(0.0..=1.0).contains(&v) {
                 return bad(key, v, "must be in [0, 1]");
             }
+        }
+        if !(self.max_energy_rise >= 0.0) {
+            return bad(
+                "max_energy_rise",
+                self.max_energy_rise,
+                "must be a number ≥ 0 (inf: off)",
+            );
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ mod hold;
 mod interaction;
 mod linked;
 mod rigid;
+pub mod verdict;
 
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
