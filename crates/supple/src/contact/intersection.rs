@@ -40,7 +40,8 @@ use nalgebra::Vector3;
 /// of a box grid is parallel to it; components from the plastic number's powers).
 const DELTA: Vector3<f64> = Vector3::new(1.0, 0.754_877_666_246_692_7, 0.569_840_290_998_053_2);
 
-/// How many vertices inside and crossings are listed by name in an [`IntersectionReport`].
+/// How many vertices inside and crossings of each body are listed by name in an
+/// [`IntersectionReport`].
 pub const EXAMPLES: usize = 16;
 
 /// A vertex of `body` inside body `other`.
@@ -66,9 +67,10 @@ pub struct IntersectionReport {
     pub inside: Vec<usize>,
     /// Per body: boundary edge–triangle pairs of the body, sharing no vertex, that cross.
     pub self_crossings: Vec<usize>,
-    /// The first [`EXAMPLES`] vertices inside another body, in body and vertex order.
+    /// The first [`EXAMPLES`] vertices of each body inside another body, in body and vertex
+    /// order.
     pub inside_examples: Vec<InsideVertex>,
-    /// The first [`EXAMPLES`] self-crossings, in body, edge and triangle order.
+    /// The first [`EXAMPLES`] self-crossings of each body, in body, edge and triangle order.
     pub crossing_examples: Vec<SelfCrossing>,
 }
 
@@ -177,8 +179,8 @@ impl Intersections {
             report: IntersectionReport {
                 inside: vec![0; n],
                 self_crossings: vec![0; n],
-                inside_examples: Vec::with_capacity(EXAMPLES),
-                crossing_examples: Vec::with_capacity(EXAMPLES),
+                inside_examples: Vec::with_capacity(n * EXAMPLES),
+                crossing_examples: Vec::with_capacity(n * EXAMPLES),
             },
         }
     }
@@ -253,13 +255,13 @@ impl Intersections {
                     minus += b;
                     k += 1;
                 }
-                if inside_of.is_none() && plus >= 1 && minus >= 1 {
+                if inside_of.is_none() && plus != 0 && minus != 0 {
                     inside_of = Some(other);
                 }
             }
             if let Some(other) = inside_of {
                 report.inside[body] += 1;
-                if report.inside_examples.len() < EXAMPLES {
+                if report.inside[body] <= EXAMPLES {
                     report.inside_examples.push(InsideVertex {
                         body,
                         vertex: (v - self.vertex_start[body]) as u32,
@@ -297,7 +299,7 @@ impl Intersections {
                 let [p, q] = edge.map(|v| xb[v as usize]);
                 if segment_crosses_triangle(&p, &q, &tri.map(|v| xb[v as usize])) {
                     report.self_crossings[body] += 1;
-                    if report.crossing_examples.len() < EXAMPLES {
+                    if report.self_crossings[body] <= EXAMPLES {
                         report.crossing_examples.push(SelfCrossing {
                             body,
                             edge,
@@ -388,7 +390,7 @@ mod tests {
     fn brute_inside(a: &TetMesh, b: &TetMesh) -> usize {
         let s = ContactSurface::new(&b.positions, &b.tets);
         (a.positions.iter())
-            .filter(|p| s.winding_number(&b.positions, p) > 0.5 + 1e-9)
+            .filter(|p| s.winding_number(&b.positions, p).abs() > 0.5 + 1e-9)
             .count()
     }
 
@@ -452,16 +454,15 @@ mod tests {
     }
 
     #[test]
-    fn inverted_tets_count_negatively() {
-        // B mirrored through x = 0.8 (every tet inverted): its surface, traversed inside out,
-        // has winding number −1 inside, so nothing of A is "inside" it by this count; B's
-        // vertices inside A are still found.
+    fn a_body_turned_inside_out_still_holds_what_is_inside_it() {
+        // B mirrored through its middle (every tet inverted): its surface, traversed inside
+        // out, has winding number −1 inside; A's vertices there are inside it all the same.
         let a = cube(2, 1.0, [0.0; 3], TetSplit::Five);
         let mut b = cube(2, 1.0, [0.6, 0.1, 0.1], TetSplit::Five);
         for p in &mut b.positions {
             p.x = 1.6 - (p.x - 0.6);
         }
-        assert_eq!(query(&[&a, &b]).inside, vec![0, 4]);
+        assert_eq!(query(&[&a, &b]).inside, vec![4, 4]);
     }
 
     /// A bar of `n` cells along x whose second half is folded back over the first (mirrored

@@ -213,6 +213,10 @@ pub struct RunWatch {
     /// Per body: the most vertices inside another body / self-crossings on any frame.
     inside_max: Vec<usize>,
     crossings_max: Vec<usize>,
+    /// The same, all bodies together.
+    inverted_total_max: usize,
+    inside_total_max: usize,
+    crossings_total_max: usize,
     /// Intersection queries run, and their total wall time (ms).
     queries: usize,
     query_ms: f64,
@@ -237,6 +241,13 @@ impl RunWatch {
         } else {
             energies(&mut world.bodies, &world.gravity, &mut scratch)
         };
+        let unavailable = if world.integrator_name() == "static" {
+            Some("a static run")
+        } else if last.is_none() {
+            Some("a model has no energy (warped) or a load no potential")
+        } else {
+            None
+        };
         let inverted: Vec<usize> = world.bodies.iter().map(inverted_tets).collect();
         let n = world.bodies.len();
         Self {
@@ -249,10 +260,13 @@ impl RunWatch {
                 rise_step: 0,
                 rise_time: 0.0,
                 counted_steps: 0,
-                skipped: None,
+                skipped: unavailable,
                 skipped_steps: 0,
                 scratch,
             },
+            inverted_total_max: inverted.iter().sum(),
+            inside_total_max: 0,
+            crossings_total_max: 0,
             inverted_max: inverted.clone(),
             inverted_last: inverted,
             inside_max: vec![0; n],
@@ -272,13 +286,17 @@ impl RunWatch {
             *last = inverted_tets(b);
             *max = (*max).max(*last);
         }
+        self.inverted_total_max = (self.inverted_total_max).max(self.inverted_last.iter().sum());
         let e = &mut self.energy;
         let Some(before) = e.last else {
+            e.skipped_steps += 1;
             return;
         };
         let outside = world.outside_work();
         let Some(now) = energies(&mut world.bodies, &world.gravity, &mut e.scratch) else {
             e.last = None;
+            e.skipped_steps += 1;
+            e.skipped.get_or_insert("a load has no potential");
             return;
         };
         e.scale = e.scale.max(now.motion + (now.gravity - e.gravity0).abs());
@@ -312,6 +330,8 @@ impl RunWatch {
         for (m, &c) in self.crossings_max.iter_mut().zip(&r.self_crossings) {
             *m = (*m).max(c);
         }
+        self.inside_total_max = self.inside_total_max.max(r.inside_total());
+        self.crossings_total_max = self.crossings_total_max.max(r.self_crossings_total());
         r
     }
 
@@ -336,6 +356,22 @@ impl RunWatch {
     pub fn energy_steps(&self) -> (usize, usize, Option<&'static str>) {
         let e = &self.energy;
         (e.counted_steps, e.skipped_steps, e.skipped)
+    }
+
+    /// Per body: inverted tets after the last step.
+    pub fn inverted_last(&self) -> &[usize] {
+        &self.inverted_last
+    }
+
+    /// The most inverted tets (all bodies) after any step, the most vertices inside another
+    /// body and the most self-crossings (all bodies) on any queried frame.
+    pub fn totals_max(&self) -> (usize, usize, usize) {
+        (self.inverted_total_max, self.inside_total_max, self.crossings_total_max)
+    }
+
+    /// The step of the largest counted energy rise.
+    pub fn energy_rise_step(&self) -> Option<usize> {
+        (self.energy.counted_steps > 0 && self.energy.rise > 0.0).then_some(self.energy.rise_step)
     }
 
     /// Per body: the most inverted tets after any step.
