@@ -78,7 +78,7 @@ impl Default for StepControl {
             max_inverted_share: 0.5,
             max_unconverged_share: 0.1,
             end_inverted_share: 0.0,
-            max_energy_rise: 0.1,
+            max_energy_rise: 0.05,
             contact_splits: 2,
         }
     }

@@ -11,7 +11,7 @@
 //!    [`StepControl::end_inverted_share`] of the tets (default 0);
 //! 3. each body's total volume is within [`StepControl::volume_range`] × its rest volume;
 //! 4. energy was not created: the largest rise of the total energy over one step, relative
-//!    to the run's energy scale, is at most [`StepControl::max_energy_rise`] (default 0.1),
+//!    to the run's energy scale, is at most [`StepControl::max_energy_rise`] (default 0.05),
 //!    counted over the steps in which nothing outside did work on the bodies.
 //!
 //! **The energy measure.** `E = K + U_el + U_g (+ U_loads)` summed over the bodies (kinetic
