@@ -12,10 +12,7 @@ fn repo() -> PathBuf {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "supple-verdict-test-{}-{name}",
-        std::process::id()
-    ));
+    let d = std::env::temp_dir().join(format!("supple-verdict-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -58,9 +55,7 @@ fn rules(s: &serde_json::Value) -> Vec<&str> {
 }
 
 fn count(s: &serde_json::Value, key: &str) -> u64 {
-    s[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no {key} in {s}"))
+    s[key].as_u64().unwrap_or_else(|| panic!("no {key} in {s}"))
 }
 
 #[test]
@@ -86,11 +81,16 @@ fn the_head_on_crash_at_10_m_per_s_ends_broken_and_exits_3() {
         assert!(r.contains(&rule), "{r:?}");
     }
     assert!(count(&s, "interpenetrating_vertices_end") > 0);
-    assert!(count(&s, "interpenetrating_vertices_max") >= count(&s, "interpenetrating_vertices_end"));
+    assert!(
+        count(&s, "interpenetrating_vertices_max") >= count(&s, "interpenetrating_vertices_end")
+    );
     assert!(count(&s, "inverted_tets_end") > 100);
     assert!(count(&s, "self_intersections_end") > 0);
     let reason = s["invalid_reason"].as_str().unwrap();
-    assert!(reason.contains("inside another body") && reason.contains("inverted"), "{reason}");
+    assert!(
+        reason.contains("inside another body") && reason.contains("inverted"),
+        "{reason}"
+    );
     assert!(stderr.contains("invalid: interpenetration"), "{stderr}");
     // The frames are all written: the initial one and every 10th step.
     let frames = std::fs::read_dir(temp_dir_out("head_on_10").join("frames"))
@@ -102,10 +102,7 @@ fn the_head_on_crash_at_10_m_per_s_ends_broken_and_exits_3() {
 /// The output folder of [`run_modified`]'s run `name` (without clearing it).
 fn temp_dir_out(name: &str) -> PathBuf {
     std::env::temp_dir()
-        .join(format!(
-            "supple-verdict-test-{}-{name}",
-            std::process::id()
-        ))
+        .join(format!("supple-verdict-test-{}-{name}", std::process::id()))
         .join("out")
 }
 
@@ -143,7 +140,10 @@ fn the_stvk_tube_drop_creates_energy_and_exits_3() {
     let rise = s["energy_rise_max"].as_f64().unwrap();
     assert!(rise > 0.5, "{rise}");
     assert!(s["energy_scale"].as_f64().unwrap() > 1e3);
-    assert!(s["invalid_reason"].as_str().unwrap().contains("energy created"));
+    assert!(s["invalid_reason"]
+        .as_str()
+        .unwrap()
+        .contains("energy created"));
     // The same drop with the corotational model is healthy: no energy created.
     let (output, s) = run_modified(
         "corotational_drop",
@@ -179,7 +179,10 @@ fn healthy_runs_exit_0_with_nothing_invalid() {
         ] {
             assert_eq!(count(&s, key), 0, "{scene}: {key}");
         }
-        assert!(s["energy_rise_max"].as_f64().unwrap() < 0.01, "{scene}: {s}");
+        assert!(
+            s["energy_rise_max"].as_f64().unwrap() < 0.01,
+            "{scene}: {s}"
+        );
     }
 }
 

@@ -109,7 +109,10 @@ fn a_surface_through_itself_fails_whatever_the_contact_settings() {
     let mut watch = RunWatch::new(&mut w);
     let (end, invalid) = w.end_verdict(&mut watch);
     assert!(end.intersections.self_crossings[0] > 0);
-    assert!(kinds(&invalid).contains(&"self_intersection"), "{invalid:?}");
+    assert!(
+        kinds(&invalid).contains(&"self_intersection"),
+        "{invalid:?}"
+    );
     assert!(kinds(&invalid).contains(&"inverted_tets"), "{invalid:?}");
 }
 
@@ -136,7 +139,11 @@ fn inverted_tets_fail_a_barrier_model_always_and_others_beyond_their_share() {
         let (end, invalid) = w.end_verdict(&mut watch);
         assert!(end.inverted[0] > 0);
         assert_eq!(end.intersections.self_crossings, vec![0]);
-        assert_eq!(kinds(&invalid) == ["inverted_tets"], fails, "{model:?}: {invalid:?}");
+        assert_eq!(
+            kinds(&invalid) == ["inverted_tets"],
+            fails,
+            "{model:?}: {invalid:?}"
+        );
         if let [Invalid::Inverted { barrier, .. }] = invalid.as_slice() {
             assert_eq!(*barrier, model == ModelKind::LiesenfeldStolfi);
         }

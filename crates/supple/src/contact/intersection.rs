@@ -19,12 +19,13 @@
 //! by two of `B`'s tets, or on one of `B`'s vertices inside it, is inside; a vertex touching
 //! `B`'s surface (two boxes face to face, vertices coinciding) is not.
 //!
-//! **Through itself.** A boundary edge `pq` and a boundary triangle `abc` of one body that
-//! share no vertex cross when `p` and `q` lie strictly on opposite sides of the triangle's
-//! plane and the line `pq` passes strictly inside the triangle (five orientation tests);
-//! touching counts as nothing. Candidates come from one broad phase per body over its
-//! boundary edges and triangles (the adjacent pairs, which always overlap, are skipped before
-//! the tests).
+//! **Through itself.** Two boundary triangles of one body that share no edge *cross* when an
+//! edge of one passes through the other: its ends lie strictly on opposite sides of the
+//! other's plane and the line through it passes strictly inside the other (five orientation
+//! tests); touching counts as nothing. Triangles that share a vertex `v` can only cross
+//! through the edges opposite `v`; triangles that share an edge are never tested (they meet
+//! along it). Candidates come from one broad phase per body over its boundary triangles.
+//! The count is of crossing triangle pairs.
 //!
 //! After the first call nothing is allocated: the boxes, the broad phases' trees and pair
 //! lists, and the capped example lists are reused. Measured on `scenes/bench/contact_10k.toml`
@@ -52,7 +53,7 @@ pub struct InsideVertex {
     pub other: usize,
 }
 
-/// A boundary edge of `body` through a boundary triangle of the same body.
+/// Two crossing boundary triangles of `body`: `edge` (of one) passes through `triangle`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SelfCrossing {
     pub body: usize,
@@ -65,12 +66,12 @@ pub struct SelfCrossing {
 pub struct IntersectionReport {
     /// Per body: its vertices (interior or boundary) that lie inside some other body.
     pub inside: Vec<usize>,
-    /// Per body: boundary edge–triangle pairs of the body, sharing no vertex, that cross.
+    /// Per body: pairs of its boundary triangles, sharing no edge, that cross.
     pub self_crossings: Vec<usize>,
     /// The first [`EXAMPLES`] vertices of each body inside another body, in body and vertex
     /// order.
     pub inside_examples: Vec<InsideVertex>,
-    /// The first [`EXAMPLES`] self-crossings of each body, in body, edge and triangle order.
+    /// The first [`EXAMPLES`] self-crossings of each body, in body and triangle order.
     pub crossing_examples: Vec<SelfCrossing>,
 }
 
@@ -88,9 +89,7 @@ impl IntersectionReport {
 
 /// One body's boundary for the self-crossing query.
 struct SelfSurface {
-    edges: Vec<[u32; 2]>,
     triangles: Vec<[u32; 3]>,
-    /// Edge boxes, then triangle boxes.
     boxes: Vec<Aabb>,
     phase: BroadPhase,
 }
@@ -154,14 +153,11 @@ impl Intersections {
             .iter()
             .map(|(x, tets)| {
                 let s = ContactSurface::new(x, tets);
-                let mut groups = vec![0u8; s.edges.len()];
-                groups.resize(s.edges.len() + s.triangles.len(), 1);
                 let mut wants = [[false; 4]; 4];
-                wants[0][1] = true;
+                wants[0][0] = true;
                 SelfSurface {
-                    boxes: Vec::with_capacity(groups.len()),
-                    phase: BroadPhase::new(BroadPhaseKind::Bvh, groups, wants),
-                    edges: s.edges,
+                    boxes: Vec::with_capacity(s.triangles.len()),
+                    phase: BroadPhase::new(BroadPhaseKind::Bvh, vec![0; s.triangles.len()], wants),
                     triangles: s.triangles,
                 }
             })
@@ -217,8 +213,7 @@ impl Intersections {
         };
         self.inside_boxes.clear();
         for b in 0..self.tets.len() {
-            self.inside_boxes
-                .extend(x(b).iter().map(Aabb::from_point));
+            self.inside_boxes.extend(x(b).iter().map(Aabb::from_point));
         }
         for (b, tets) in self.tets.iter().enumerate() {
             let xb = x(b);
@@ -279,37 +274,51 @@ impl Intersections {
         for (body, s) in self.surfaces.iter_mut().enumerate() {
             let xb = x(body);
             s.boxes.clear();
-            s.boxes.extend(s.edges.iter().map(|e| {
-                let mut bx = Aabb::from_point(&xb[e[0] as usize]);
-                bx.grow(&xb[e[1] as usize]);
-                bx
-            }));
             s.boxes.extend(s.triangles.iter().map(|t| {
                 let mut bx = Aabb::from_point(&xb[t[0] as usize]);
                 bx.grow(&xb[t[1] as usize]);
                 bx.grow(&xb[t[2] as usize]);
                 bx
             }));
-            let ne = s.edges.len();
             for &(i, j) in s.phase.update(&s.boxes) {
-                let (edge, tri) = (s.edges[i as usize], s.triangles[j as usize - ne]);
-                if tri.contains(&edge[0]) || tri.contains(&edge[1]) {
-                    continue;
-                }
-                let [p, q] = edge.map(|v| xb[v as usize]);
-                if segment_crosses_triangle(&p, &q, &tri.map(|v| xb[v as usize])) {
+                let (t, u) = (s.triangles[i as usize], s.triangles[j as usize]);
+                if let Some((edge, triangle)) = triangles_cross(xb, t, u) {
                     report.self_crossings[body] += 1;
                     if report.self_crossings[body] <= EXAMPLES {
                         report.crossing_examples.push(SelfCrossing {
                             body,
                             edge,
-                            triangle: tri,
+                            triangle,
                         });
                     }
                 }
             }
         }
     }
+}
+
+/// Whether boundary triangles `t` and `u` (sharing no edge) cross, as an edge of one that
+/// passes through the other (see the module notes).
+fn triangles_cross(x: &[Vector3<f64>], t: [u32; 3], u: [u32; 3]) -> Option<([u32; 2], [u32; 3])> {
+    let common = t.iter().filter(|v| u.contains(v)).count();
+    if common >= 2 {
+        return None;
+    }
+    let through = |a: [u32; 3], b: [u32; 3]| -> Option<([u32; 2], [u32; 3])> {
+        let tb = b.map(|v| x[v as usize]);
+        for k in 0..3 {
+            let e = [a[k], a[(k + 1) % 3]];
+            // An edge through a vertex of the other triangle meets its plane there.
+            if b.contains(&e[0]) || b.contains(&e[1]) {
+                continue;
+            }
+            if segment_crosses_triangle(&x[e[0] as usize], &x[e[1] as usize], &tb) {
+                return Some((e, b));
+            }
+        }
+        None
+    };
+    through(t, u).or_else(|| through(u, t))
 }
 
 /// Six times the signed volume of `(a, b, c, d)`.
@@ -426,12 +435,12 @@ mod tests {
     fn separated_and_touching_bodies_have_nothing_inside() {
         let a = cube(3, 1.0, [0.0; 3], TetSplit::Five);
         for origin in [
-            [1.01, 0.0, 0.0],   // separated
-            [1.0, 0.0, 0.0],    // face to face, vertices coinciding
-            [1.0, 0.25, 0.1],   // face to face, vertices on the other's faces and edges
-            [1.0, 1.0, 1.0],    // corner to corner
-            [0.0, -1.0, 0.0],   // below, face to face
-            [-1.0, 0.5, -0.5],  // face to face, half a cell off
+            [1.01, 0.0, 0.0],  // separated
+            [1.0, 0.0, 0.0],   // face to face, vertices coinciding
+            [1.0, 0.25, 0.1],  // face to face, vertices on the other's faces and edges
+            [1.0, 1.0, 1.0],   // corner to corner
+            [0.0, -1.0, 0.0],  // below, face to face
+            [-1.0, 0.5, -0.5], // face to face, half a cell off
         ] {
             let b = cube(2, 1.0, origin, TetSplit::Six);
             let r = query(&[&a, &b]);
@@ -506,6 +515,20 @@ mod tests {
         for c in &r.crossing_examples {
             assert!(!c.triangle.contains(&c.edge[0]) && !c.triangle.contains(&c.edge[1]));
         }
+        // Every crossing pair, as testing all pairs of triangles finds them.
+        for m in [
+            folded_bar(8, 0.5, 0.3),
+            folded_bar(6, 0.3, 0.7),
+            two_part_body([0.6, 0.1, 0.1]),
+        ] {
+            let tris = ContactSurface::new(&m.positions, &m.tets).triangles;
+            let brute = (0..tris.len())
+                .flat_map(|i| (i + 1..tris.len()).map(move |j| (i, j)))
+                .filter(|&(i, j)| triangles_cross(&m.positions, tris[i], tris[j]).is_some())
+                .count();
+            assert!(brute > 0);
+            assert_eq!(query(&[&m]).self_crossings, vec![brute]);
+        }
         // Unfolded: nothing crosses (adjacent triangles and edges are never tested).
         let straight = cube(1, 1.0, [0.0; 3], TetSplit::Five);
         assert_eq!(query(&[&straight]).self_crossings, vec![0]);
@@ -533,9 +556,20 @@ mod tests {
     fn repeated_updates_follow_the_motion() {
         let a = cube(2, 1.0, [0.0; 3], TetSplit::Five);
         let b = cube(2, 1.0, [2.0, 0.1, 0.1], TetSplit::Five);
-        let mut q = Intersections::new([(&a.positions[..], &a.tets[..]), (&b.positions[..], &b.tets[..])]);
-        assert_eq!(q.update(|i| if i == 0 { &a.positions } else { &b.positions }).inside, vec![0, 0]);
-        let moved: Vec<_> = b.positions.iter().map(|p| p - Vector3::new(1.4, 0.0, 0.0)).collect();
+        let mut q = Intersections::new([
+            (&a.positions[..], &a.tets[..]),
+            (&b.positions[..], &b.tets[..]),
+        ]);
+        assert_eq!(
+            q.update(|i| if i == 0 { &a.positions } else { &b.positions })
+                .inside,
+            vec![0, 0]
+        );
+        let moved: Vec<_> = b
+            .positions
+            .iter()
+            .map(|p| p - Vector3::new(1.4, 0.0, 0.0))
+            .collect();
         let r = q.update(|i| if i == 0 { &a.positions } else { &moved });
         assert_eq!(r.inside, vec![4, 4]);
         assert_eq!(q.report().inside_total(), 8);

@@ -366,7 +366,11 @@ impl RunWatch {
     /// The most inverted tets (all bodies) after any step, the most vertices inside another
     /// body and the most self-crossings (all bodies) on any queried frame.
     pub fn totals_max(&self) -> (usize, usize, usize) {
-        (self.inverted_total_max, self.inside_total_max, self.crossings_total_max)
+        (
+            self.inverted_total_max,
+            self.inside_total_max,
+            self.crossings_total_max,
+        )
     }
 
     /// The step of the largest counted energy rise.
@@ -391,10 +395,7 @@ impl RunWatch {
 
     /// Intersection queries run so far and their mean wall time (ms).
     pub fn query_cost(&self) -> (usize, f64) {
-        (
-            self.queries,
-            self.query_ms / self.queries.max(1) as f64,
-        )
+        (self.queries, self.query_ms / self.queries.max(1) as f64)
     }
 }
 
