@@ -119,7 +119,7 @@ impl StepControl {
                 return bad(key, v, "must be in [0, 1]");
             }
         }
-        if !(self.max_energy_rise >= 0.0) {
+        if self.max_energy_rise.is_nan() || self.max_energy_rise < 0.0 {
             return bad(
                 "max_energy_rise",
                 self.max_energy_rise,
