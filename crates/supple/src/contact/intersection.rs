@@ -27,8 +27,9 @@
 //! along it). Candidates come from one broad phase per body over its boundary triangles.
 //! The count is of crossing triangle pairs.
 //!
-//! After the first call nothing is allocated: the boxes, the broad phases' trees and pair
-//! lists, and the capped example lists are reused. Measured on `scenes/bench/contact_10k.toml`
+//! The boxes, the broad phases' trees and pair lists, and the capped example lists are reused:
+//! after the first call (which builds the trees) a query allocates only when it meets more
+//! overlapping boxes than any before (the pair lists grow). Measured on `scenes/bench/contact_10k.toml`
 //! (two 10k-tet boxes in contact, 5k vertices, 4k boundary triangles): see EXPERIMENTS.md,
 //! *Verdicts that never lie*.
 
