@@ -87,8 +87,12 @@ pub const EXIT_USAGE: i32 = 64;
 /// adds switching; thousands make a run many times slower).
 const MAX_THREADS_PER_CORE: usize = 4;
 
-/// Exit status of a run that diverged.
+/// Exit status of a run that diverged (or failed its verdict on unconverged solves).
 pub const EXIT_DIVERGED: i32 = 2;
+/// Exit status of a run that took every step but whose end state is invalid (a vertex inside
+/// another body, a surface through itself, inverted tets, volume out of range, energy
+/// created; `supple::world::verdict`); its files are all written.
+pub const EXIT_INVALID: i32 = 3;
 /// Exit status of a run stopped by Ctrl-C (128 + SIGINT, the shell's convention); its files
 /// are complete up to the last step.
 pub const EXIT_INTERRUPTED: i32 = 130;

@@ -61,7 +61,8 @@ impl Progress for Terminal {
 }
 
 /// Runs the scene; returns the process exit status (0; [`crate::EXIT_DIVERGED`] when the
-/// simulation diverged; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
+/// simulation diverged; [`crate::EXIT_INVALID`] when it took every step but its end state
+/// fails the verdict; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
     let scene = crate::load(&args.scene, args.duration)?;
     if scene.adaptive.is_some() {
@@ -81,6 +82,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     Ok(match report.outcome {
         RunOutcome::Finished => 0,
         RunOutcome::Diverged(_) => crate::EXIT_DIVERGED,
+        RunOutcome::Invalid(_) => crate::EXIT_INVALID,
         RunOutcome::Interrupted => crate::EXIT_INTERRUPTED,
     })
 }

@@ -1,5 +1,6 @@
 //! Rust errors as Python exceptions: `ValueError` for what the caller gave (with the key path
-//! and reason), `OSError` for files, `supple.Diverged` for a step that failed.
+//! and reason), `OSError` for files, `supple.Diverged` for a step that failed, `supple.Invalid`
+//! for a run whose end state fails its verdict.
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -12,6 +13,16 @@ pyo3::create_exception!(
     "A step left a body in an unusable state (non-finite or exploded positions, inverted tets, \
      total volume out of range). Attributes: `body` (name), `step` (the step that failed), \
      `time` (s) and `reason`. The world keeps the failed state."
+);
+
+pyo3::create_exception!(
+    supple,
+    Invalid,
+    PyRuntimeError,
+    "A run took every step but its end state fails the verdict: a vertex inside another body, \
+     a surface through itself, inverted tets, total volume out of range, or energy created \
+     (see the README, *Exit statuses*). Attributes: `reasons` (one line per broken rule), \
+     `rules` (their names) and `summary` (the run's summary dict; its files are all written)."
 );
 
 /// `supple.Diverged` carrying the library's message and its parts as attributes.

@@ -17,7 +17,7 @@ mod table;
 mod world;
 
 pub use body::PyBody;
-pub use errors::Diverged;
+pub use errors::{Diverged, Invalid};
 pub use mesh::PyTetMesh;
 pub use world::PyWorld;
 
@@ -38,6 +38,7 @@ fn supple_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWorld>()?;
     m.add_function(wrap_pyfunction!(load_scene, m)?)?;
     m.add("Diverged", m.py().get_type::<Diverged>())?;
+    m.add("Invalid", m.py().get_type::<Invalid>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

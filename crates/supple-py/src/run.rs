@@ -35,5 +35,18 @@ pub fn run<'py>(
     }
     let json =
         serde_json::to_string(&report.summary).map_err(|e| PyOSError::new_err(e.to_string()))?;
-    py.import("json")?.call_method1("loads", (json,))
+    let summary = py.import("json")?.call_method1("loads", (json,))?;
+    if let RunOutcome::Invalid(reasons) = &report.outcome {
+        let lines: Vec<String> = reasons.iter().map(ToString::to_string).collect();
+        let err = crate::errors::Invalid::new_err(lines.join("; "));
+        let value = err.value(py);
+        value.setattr("reasons", lines)?;
+        value.setattr(
+            "rules",
+            reasons.iter().map(|r| r.kind()).collect::<Vec<_>>(),
+        )?;
+        value.setattr("summary", summary)?;
+        return Err(err);
+    }
+    Ok(summary)
 }

@@ -553,7 +553,8 @@ impl PyWorld {
     /// same files into `out` (default `out/<name>`): frames (VTU/PVD), `metrics.csv`,
     /// `summary.json`, pictures. `duration` overrides the scene's. This world is not
     /// stepped. Returns the summary as a dict; raises `supple.Diverged` when the run
-    /// diverged (its files are written up to the failure).
+    /// diverged (its files are written up to the failure) and `supple.Invalid` (with the
+    /// summary) when it took every step but its end state fails the verdict.
     #[pyo3(signature = (out = None, duration = None, quiet = false, force = false))]
     fn run<'py>(
         &self,

@@ -136,6 +136,25 @@ def test_run_writes_what_the_cli_writes(tmp_path):
         assert f.read_bytes() == (tmp_path / "py" / "frames" / f.name).read_bytes()
 
 
+def test_a_run_that_ends_invalid_raises_invalid_with_the_summary(tmp_path):
+    # Two boxes placed inside each other, at rest, with body contact: they stay inside each
+    # other, so the run's end state fails the verdict (its files are all written).
+    bodies = [
+        supple.Body(supple.TetMesh.box(cells=(2, 2, 2), cell_size=0.05, origin=origin),
+                    name=name, youngs=1e5, poisson=0.3)
+        for name, origin in [("a", (0.0, 0.0, 0.0)), ("b", (0.06, 0.01, 0.01))]
+    ]
+    world = supple.World(bodies, dt=0.01, gravity=(0, 0, 0), contact={"body_collision": True},
+                         duration=0.05, output={"gif": False, "png_every": 0, "plots": False})
+    with pytest.raises(supple.Invalid) as info:
+        world.run(out=tmp_path / "o", quiet=True)
+    e = info.value
+    assert e.rules == ["interpenetration", "interpenetration"]
+    assert e.summary["invalid"] is True and e.summary["interpenetrating_vertices_end"] == 8
+    assert "inside another body" in str(e)
+    assert (tmp_path / "o" / "summary.json").exists()
+
+
 @pytest.mark.parametrize(
     "body, world, key",
     [
@@ -280,7 +299,7 @@ def test_stubs_cover_the_module():
     stub = pathlib.Path(supple.__file__).with_name("__init__.pyi")
     tree = ast.parse(stub.read_text())
     classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
-    for name in ["TetMesh", "Body", "World", "Diverged"]:
+    for name in ["TetMesh", "Body", "World", "Diverged", "Invalid"]:
         assert name in classes, name
     for name in ["TetMesh", "Body", "World"]:
         stubbed = {f.name for f in classes[name].body if isinstance(f, ast.FunctionDef)}

@@ -2,12 +2,19 @@
 
 use std::io::Write;
 use supple::nalgebra::Vector3;
+use supple::world::verdict::{EndState, Invalid, RunWatch};
 use supple::world::World;
 use supple_io::scene::Probe;
 
 pub use crate::summary::{
     median, BodySummary, ContactSummary, ProbeSummary, ReactionSummary, Summary,
 };
+
+/// The run's verdict on its end state, for the summary ([`World::end_verdict`]).
+pub struct Verdict {
+    pub end: EndState,
+    pub invalid: Vec<Invalid>,
+}
 
 /// Running extremes of one body over the run.
 struct BodyTrack {
@@ -48,21 +55,6 @@ impl EnergyTrack {
     }
 }
 
-/// The world's total energy and its kinetic + elastic part, or `None` when a body's model
-/// has no energy.
-fn total_energy(world: &mut World) -> Option<(f64, f64)> {
-    let gravity = world.gravity;
-    let (mut total, mut motion) = (0.0, 0.0);
-    for b in &mut world.bodies {
-        let m = b.elastic_energy()? + b.kinetic_energy();
-        motion += m;
-        // Dead loads have a potential; a follower load has none (no energy is reported).
-        let loads = b.loads.potential(&b.x, &b.mesh.positions)?;
-        total += m + b.potential_energy(&gravity) + loads;
-    }
-    Some((total, motion))
-}
-
 /// Running contact statistics (when the world has contact).
 #[derive(Default)]
 struct ContactTrack {
@@ -95,6 +87,9 @@ pub struct Recorder {
     bodies: Vec<BodyTrack>,
     probes: Vec<(Probe, ProbeTrack)>,
     energy: Option<EnergyTrack>,
+    /// The verdict's measurements: energy rise per step, inverted tets per step,
+    /// intersections on every metrics row (supple::world::verdict).
+    watch: RunWatch,
     contact: Option<ContactTrack>,
     pub wall_ms: Vec<f64>,
     /// Scripted grabs by name: their spring force on the body is a metrics column.
@@ -115,14 +110,14 @@ impl Recorder {
         csv: std::fs::File,
     ) -> std::io::Result<Self> {
         let static_run = world.integrator_name() == "static";
-        let energy = total_energy(world)
-            .filter(|_| !static_run)
-            .map(|(e, motion)| EnergyTrack {
-                initial: e,
-                last: e,
-                drift_max: 0.0,
-                motion_max: motion,
-            });
+        // The watch measures the energies (none in a static run); the drift reuses them.
+        let watch = RunWatch::new(world);
+        let energy = watch.energies().map(|e| EnergyTrack {
+            initial: e.total,
+            last: e.total,
+            drift_max: 0.0,
+            motion_max: e.motion,
+        });
         let bodies = world
             .bodies
             .iter()
@@ -170,6 +165,9 @@ impl Recorder {
                 "substeps",
                 "rejected_steps",
                 "dt_level",
+                "inverted_tets",
+                "inside_vertices",
+                "self_crossings",
             ] {
                 header.push(format!("{}.{col}", b.name));
             }
@@ -223,6 +221,7 @@ impl Recorder {
             bodies,
             probes: tracks,
             energy,
+            watch,
             contact,
             wall_ms: Vec::new(),
             grabs: grabs.to_vec(),
@@ -234,12 +233,11 @@ impl Recorder {
 
     /// Updates the running extremes after a step (`wall_ms` is that step's wall time).
     pub fn after_step(&mut self, world: &mut World, wall_ms: f64) {
-        if let Some(track) = &mut self.energy {
-            if let Some((e, motion)) = total_energy(world) {
-                track.last = e;
-                track.drift_max = track.drift_max.max((e - track.initial).abs());
-                track.motion_max = track.motion_max.max(motion);
-            }
+        self.watch.after_step(world);
+        if let (Some(track), Some(e)) = (&mut self.energy, self.watch.energies()) {
+            track.last = e.total;
+            track.drift_max = track.drift_max.max((e.total - track.initial).abs());
+            track.motion_max = track.motion_max.max(e.motion);
         }
         self.wall_ms.push(wall_ms);
         self.constraint_residual_max = self
@@ -301,7 +299,9 @@ impl Recorder {
         ];
         let stats = world.last_stats().to_vec();
         let gravity = world.gravity;
-        for (b, s) in world.bodies.iter_mut().zip(&stats) {
+        let found = self.watch.after_frame(world).clone();
+        let inverted = self.watch.inverted_last().to_vec();
+        for (i, (b, s)) in world.bodies.iter_mut().zip(&stats).enumerate() {
             let p = b.momentum();
             let elastic = b
                 .elastic_energy()
@@ -321,6 +321,9 @@ impl Recorder {
                 s.substeps.to_string(),
                 s.rejected_steps.to_string(),
                 s.dt_level.to_string(),
+                inverted[i].to_string(),
+                found.inside[i].to_string(),
+                found.self_crossings[i].to_string(),
             ]);
         }
         for (b, r) in world.bodies.iter_mut().zip(&mut self.reactions) {
@@ -381,17 +384,60 @@ impl Recorder {
             .then(|| stats.iter().map(|s| s.newton_residual).fold(0.0, f64::max))
     }
 
+    /// The verdict on the world's end state (its intersections measured once more, at the
+    /// end; see [`World::end_verdict`]).
+    pub fn verdict(&mut self, world: &World) -> Verdict {
+        let (end, invalid) = world.end_verdict(&mut self.watch);
+        Verdict { end, invalid }
+    }
+
+    /// The summary; `verdict` is the end state's ([`Recorder::verdict`]), judged only for a
+    /// run that did not diverge (its end-state counts are reported either way).
     pub fn summary(
         &mut self,
         world: &World,
         scene: &str,
         diverged: Option<&supple::world::Diverged>,
         interrupted: bool,
+        verdict: &Verdict,
     ) -> std::io::Result<Summary> {
         self.csv.flush()?;
         let steps = world.steps.max(1) as f64;
         let totals = world.totals();
+        let invalid: &[Invalid] = match diverged {
+            None => &verdict.invalid,
+            Some(_) => &[],
+        };
+        let end = &verdict.end;
+        let (inverted_max, inside_max, crossings_max) = self.watch.totals_max();
+        let (counted, skipped, not_counted) = self.watch.energy_steps();
+        let rise = self.watch.energy_rise_max();
         Ok(Summary {
+            invalid: !invalid.is_empty(),
+            invalid_reason: (!invalid.is_empty()).then(|| {
+                (invalid.iter())
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
+            invalid_rules: {
+                let mut kinds: Vec<&'static str> = invalid.iter().map(Invalid::kind).collect();
+                kinds.dedup();
+                kinds
+            },
+            interpenetrating_vertices_end: end.intersections.inside_total(),
+            interpenetrating_vertices_max: inside_max,
+            self_intersections_end: end.intersections.self_crossings_total(),
+            self_intersections_max: crossings_max,
+            inverted_tets_end: end.inverted.iter().sum(),
+            inverted_tets_max: inverted_max,
+            energy_rise_max: rise,
+            energy_rise_step: self.watch.energy_rise_step(),
+            energy_scale: rise.map(|_| self.watch.energy_scale()),
+            energy_rise_steps: counted,
+            energy_rise_skipped_steps: skipped,
+            energy_rise_not_counted: not_counted,
+            intersection_ms_per_query: self.watch.query_cost().1,
             scene: scene.to_string(),
             steps: world.steps,
             sim_time: world.time,
@@ -463,7 +509,12 @@ impl Recorder {
                     volume_max_rel_change: t.volume_max_rel_change,
                     min_tet_volume_ratio: t.min_tet_volume_ratio,
                     min_tet_volume_ratio_final: b.min_volume_ratio(),
-                    inverted_tets_final: b.volume_ratios().iter().filter(|r| **r <= 0.0).count(),
+                    inverted_tets_final: end.inverted[i],
+                    inverted_tets_max: self.watch.inverted_max()[i],
+                    interpenetrating_vertices_end: end.intersections.inside[i],
+                    interpenetrating_vertices_max: self.watch.inside_max()[i],
+                    self_intersections_end: end.intersections.self_crossings[i],
+                    self_intersections_max: self.watch.self_crossings_max()[i],
                     solver_iterations_mean: t.iterations_sum as f64 / steps,
                     solver_iterations_max: t.iterations_max,
                     solver_unconverged_steps: t.unconverged_steps,

@@ -11,6 +11,7 @@ use crate::skin::Skins;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use supple::world::verdict::Invalid;
 use supple::world::{Diverged, World};
 use supple_io::pvd::{PvdEntry, PvdWriter};
 use supple_io::vtu::{write_vtu_with, VtuEncoding, VtuFrame};
@@ -58,6 +59,11 @@ pub enum RunOutcome {
     Diverged(Diverged),
     /// [`Progress::stop_requested`] said stop; the files are complete up to the last step.
     Interrupted,
+    /// Every step was taken, but the end state fails the verdict
+    /// ([`supple::world::verdict`]: a vertex inside another body, a surface through itself,
+    /// inverted tets, volume out of range, or energy created); every file is written and
+    /// `summary.json` says why (`invalid_reason`).
+    Invalid(Vec<Invalid>),
 }
 
 /// A finished run: how it ended, where its files are, and what `summary.json` holds.
@@ -265,7 +271,14 @@ pub fn run_scene(
         });
     }
     drop(pvd);
-    let mut summary = rec.summary(&world, &scene.name, diverged.as_ref(), interrupted)?;
+    let verdict = rec.verdict(&world);
+    let mut summary = rec.summary(
+        &world,
+        &scene.name,
+        diverged.as_ref(),
+        interrupted,
+        &verdict,
+    )?;
     summary.mesh_notes = scene.notes.clone();
     let summary_path = out.join("summary.json");
     std::fs::write(
@@ -296,6 +309,18 @@ pub fn run_scene(
         );
     }
     let outcome = match (diverged, interrupted) {
+        (None, false) if !verdict.invalid.is_empty() => {
+            for reason in &verdict.invalid {
+                eprintln!("invalid: {reason}");
+            }
+            eprintln!(
+                "{}: the run took its {} steps but its end state is invalid; frames, metrics.csv and summary.json (\"invalid\": true) are in {}",
+                scene.name,
+                world.steps,
+                out.display()
+            );
+            RunOutcome::Invalid(verdict.invalid)
+        }
         (Some(d), _) => {
             eprintln!(
                 "diverged: {d}; frames up to t = {:?} s are in {}",

@@ -37,6 +37,43 @@ pub struct Summary {
     pub diverged_body: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diverged_reason: Option<String>,
+    /// The run took its steps but its end state fails the verdict
+    /// (`supple::world::verdict`): `invalid_reason` says every rule it breaks (`; `
+    /// between them), `invalid_rules` names them (`interpenetration`, `self_intersection`,
+    /// `inverted_tets`, `volume`, `energy_created`). Judged for runs that did not diverge.
+    pub invalid: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalid_reason: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invalid_rules: Vec<&'static str>,
+    /// Vertices of a body inside another body (all bodies): at the end, and on the worst
+    /// metrics row (frame).
+    pub interpenetrating_vertices_end: usize,
+    pub interpenetrating_vertices_max: usize,
+    /// Boundary edge–triangle crossings of a body with itself (all bodies): end, worst frame.
+    pub self_intersections_end: usize,
+    pub self_intersections_max: usize,
+    /// Inverted tets (volume ≤ 0, all bodies): end, worst step.
+    pub inverted_tets_end: usize,
+    pub inverted_tets_max: usize,
+    /// The largest rise of the total energy over one step in which nothing outside did work,
+    /// relative to the run's energy scale `energy_scale` (J; max over the run of kinetic +
+    /// elastic + |gravitational − initial gravitational|), at step `energy_rise_step`;
+    /// absent when no step counted (a model without energy, a static run, every step driven:
+    /// `energy_rise_not_counted` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_rise_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_rise_step: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_scale: Option<f64>,
+    /// Steps counted for `energy_rise_max`, steps not counted and the first reason why.
+    pub energy_rise_steps: usize,
+    pub energy_rise_skipped_steps: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_rise_not_counted: Option<&'static str>,
+    /// Mean wall time (ms) of the intersection queries, run on every metrics row and at the end.
+    pub intersection_ms_per_query: f64,
     /// World steps that the step control retried with shorter steps, the failed tries in
     /// all, the shortest step taken, and the steps kept with unconverged solves.
     pub retried_steps: usize,
@@ -101,6 +138,13 @@ pub struct BodySummary {
     pub min_tet_volume_ratio: f64,
     pub min_tet_volume_ratio_final: f64,
     pub inverted_tets_final: usize,
+    /// The most tets inverted after any step.
+    pub inverted_tets_max: usize,
+    /// Vertices inside another body and self-crossings, at the end and on the worst row.
+    pub interpenetrating_vertices_end: usize,
+    pub interpenetrating_vertices_max: usize,
+    pub self_intersections_end: usize,
+    pub self_intersections_max: usize,
     pub solver_iterations_mean: f64,
     pub solver_iterations_max: usize,
     pub solver_unconverged_steps: usize,

@@ -94,3 +94,54 @@ fn a_stop_request_ends_the_run_after_that_step() {
     assert_eq!(report.summary.steps, 4);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Two boxes placed overlapping, at rest, in zero gravity: continuous contact sees no
+/// crossing during a step, so they stay inside each other to the end.
+const OVERLAPPING: &str = r#"
+dt = 0.01
+duration = 0.05
+gravity = [0.0, 0.0, 0.0]
+[output]
+gif = false
+png_every = 0
+plots = false
+[[body]]
+name = "a"
+mesh = { kind = "box", cells = [2, 2, 2], cell_size = 0.05 }
+material = { model = "corotational", youngs = 1e5, poisson = 0.3, density = 1000.0 }
+[[body]]
+name = "b"
+mesh = { kind = "box", cells = [2, 2, 2], cell_size = 0.05, origin = [0.06, 0.01, 0.01] }
+material = { model = "corotational", youngs = 1e5, poisson = 0.3, density = 1000.0 }
+"#;
+
+#[test]
+fn a_run_that_ends_with_bodies_inside_each_other_is_invalid_where_they_collide() {
+    let opts = |name: &str| RunOptions {
+        out: Some(out_dir(name)),
+        quiet: true,
+        force: false,
+    };
+    let with_contact = format!("{OVERLAPPING}[contact]\nbody_collision = true\n");
+    let scene = supple_io::parse_scene(&with_contact, std::path::Path::new("o.toml")).unwrap();
+    let report = run_scene(&scene, &opts("overlap"), &mut Silent).unwrap();
+    let RunOutcome::Invalid(reasons) = &report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    let kinds: Vec<_> = reasons.iter().map(|r| r.kind()).collect();
+    assert_eq!(kinds, ["interpenetration", "interpenetration"]);
+    let s = &report.summary;
+    assert!(s.invalid && !s.diverged);
+    assert_eq!(s.invalid_rules, ["interpenetration"]);
+    assert_eq!(s.interpenetrating_vertices_end, 8);
+    assert_eq!(s.interpenetrating_vertices_max, 8);
+    assert_eq!(s.steps, 5);
+    let text = std::fs::read_to_string(report.out.join("summary.json")).unwrap();
+    assert!(text.contains("\"invalid_reason\": \"interpenetration: 4 vertices of body `a`"));
+    // Without body–body contact the scene lets them pass through each other: counted only.
+    let scene = supple_io::parse_scene(OVERLAPPING, std::path::Path::new("o.toml")).unwrap();
+    let report = run_scene(&scene, &opts("overlap_ghosts"), &mut Silent).unwrap();
+    assert_eq!(report.outcome, RunOutcome::Finished);
+    assert_eq!(report.summary.interpenetrating_vertices_end, 8);
+    assert!(!report.summary.invalid && report.summary.invalid_reason.is_none());
+}

@@ -53,6 +53,8 @@ pub(super) struct StepControlSection {
     pub(super) volume_range: Option<[f64; 2]>,
     pub(super) max_inverted_share: Option<f64>,
     pub(super) max_unconverged_share: Option<f64>,
+    pub(super) end_inverted_share: Option<f64>,
+    pub(super) max_energy_rise: Option<f64>,
     pub(super) contact_splits: Option<u32>,
 }
 

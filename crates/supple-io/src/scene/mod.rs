@@ -488,6 +488,8 @@ fn step_control(section: &file::StepControlSection) -> Result<StepControl, Strin
         max_unconverged_share: section
             .max_unconverged_share
             .unwrap_or(d.max_unconverged_share),
+        end_inverted_share: section.end_inverted_share.unwrap_or(d.end_inverted_share),
+        max_energy_rise: section.max_energy_rise.unwrap_or(d.max_energy_rise),
         contact_splits: section.contact_splits.unwrap_or(d.contact_splits),
     };
     control.validate().map_err(|e| e.to_string())?;

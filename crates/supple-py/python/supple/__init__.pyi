@@ -21,6 +21,13 @@ class Diverged(RuntimeError):
     time: float
     reason: str
 
+class Invalid(RuntimeError):
+    """A run took every step but its end state fails the verdict (files all written)."""
+
+    reasons: List[str]
+    rules: List[str]
+    summary: Dict[str, Any]
+
 class TetMesh:
     """Vertices `(n, 3)` float64 and positively oriented tets `(m, 4)`, validated."""
 

@@ -12,6 +12,7 @@ pub mod broad;
 pub mod ccd;
 mod detect;
 pub mod impact_time;
+pub mod intersection;
 pub mod ipc;
 pub mod obstacle;
 pub mod path;

@@ -134,6 +134,9 @@ pub(super) struct Interaction {
     /// Start and length of the world step being taken.
     t0: f64,
     dt: f64,
+    /// The world step (its index, `World::steps` before it) that the last
+    /// [`World::apply_forces`] loaded: something outside did work in it (`verdict.rs`).
+    pub(super) forced_step: Option<usize>,
 }
 
 impl Interaction {
@@ -285,6 +288,7 @@ impl World {
             input.external[v as usize] += f;
         }
         input.has_external = true;
+        self.interaction.forced_step = Some(self.steps);
         Ok(())
     }
 

@@ -22,6 +22,7 @@ mod interaction;
 mod ipc;
 mod linked;
 mod rigid;
+pub mod verdict;
 
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
