@@ -96,7 +96,7 @@ impl FrictionSet {
                 }
             };
             let len = normal.norm();
-            if !(len > 0.0) {
+            if len.is_nan() || len <= 0.0 {
                 continue;
             }
             self.pairs.push(Lagged {

@@ -285,7 +285,7 @@ impl ContactSet {
                 d2,
                 eps_x,
             };
-            if !(d2 > 0.0) {
+            if d2.is_nan() || d2 <= 0.0 {
                 return Err(pair);
             }
             if d2 < dhat2 {
@@ -314,7 +314,7 @@ impl ContactSet {
                 if d < self.dhat {
                     min_d2 = min_d2.min(d * d);
                 }
-                if !(d > 0.0) {
+                if d.is_nan() || d <= 0.0 {
                     return Err(pair);
                 }
                 if d < self.dhat {
