@@ -6,11 +6,15 @@
 //! with the keys of a scene file and validated by the same code as scene files
 //! ([`supple_io::scene_from_table`]), so a bad parameter raises `ValueError` with the scene's
 //! key path and reason (`body[0].material.poisson = 0.5: must be below 0.5`).
+//!
+//! `supple.ipc` (`src/ipc.rs`) exposes the geometry of the IPC contact step (distances,
+//! barrier, mollifier, CCD) as plain functions, for checking and for users who need it.
 
 use pyo3::prelude::*;
 
 mod body;
 mod errors;
+mod ipc;
 mod mesh;
 mod run;
 mod table;
@@ -37,6 +41,8 @@ fn supple_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBody>()?;
     m.add_class::<PyWorld>()?;
     m.add_function(wrap_pyfunction!(load_scene, m)?)?;
+    // `supple.ipc` (python/supple/ipc.py re-exports it): the IPC contact geometry.
+    m.add_submodule(&ipc::module(m.py())?)?;
     m.add("Diverged", m.py().get_type::<Diverged>())?;
     m.add("Invalid", m.py().get_type::<Invalid>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -16,9 +16,11 @@ Bodies and worlds take the keys of Supple's scene files (see the README) and are
 validated by the same code: a bad value raises ``ValueError`` naming its key. A step
 that fails raises ``supple.Diverged``; a run whose end state fails its verdict raises
 ``supple.Invalid``. ``load_scene(path)`` builds the world of a scene
-file; ``World.run(out=...)`` writes what ``supple run`` writes.
+file; ``World.run(out=...)`` writes what ``supple run`` writes. ``supple.ipc`` has the
+geometry of the IPC contact step (distances, barrier, mollifier, CCD) as plain functions.
 """
 
+from . import ipc
 from ._supple import Body, Diverged, Invalid, TetMesh, World, __version__, load_scene
 
-__all__ = ["Body", "Diverged", "Invalid", "TetMesh", "World", "load_scene", "__version__"]
+__all__ = ["Body", "Diverged", "Invalid", "TetMesh", "World", "load_scene", "__version__", "ipc"]

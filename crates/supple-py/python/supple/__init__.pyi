@@ -6,6 +6,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from . import ipc as ipc
+
 __version__: str
 
 _Path = Union[str, "os.PathLike[str]"]
