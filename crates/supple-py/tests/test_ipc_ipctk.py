@@ -518,13 +518,6 @@ def test_nearly_parallel_edges_random(sin):
             assert case == icase
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Supple's edge_edge_case can pick EdgeEdge for nearly collinear disjoint edges at "
-    "sinθ ~ 5e-9 … 5e-8 (rounding in its line parameters s, t): it then returns the lines' "
-    "distance (~1e-17) for segments that are apart (reproducers: "
-    "test_edge_edge_nearly_collinear_disjoint)",
-)
 def test_nearly_collinear_edges_band():
     """The band where the line parameters s, t of a nearly parallel pair are mostly
     rounding (sinθ log-uniform in [5e-9, 5e-8]): Supple against the exact referee. It is
@@ -673,11 +666,6 @@ NEARLY_COLLINEAR_MISCLASSIFIED = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Supple's edge_edge_case picks EdgeEdge for nearly collinear disjoint edges at "
-    "sinθ ≈ 2e-8 (rounding in s, t): the distance is the lines', ~1e-17, not the segments'",
-)
 @pytest.mark.parametrize("points, exact", NEARLY_COLLINEAR_MISCLASSIFIED)
 def test_edge_edge_nearly_collinear_disjoint(points, exact):
     x = [np.array(p) for p in points]
