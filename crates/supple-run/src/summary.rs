@@ -50,7 +50,7 @@ pub struct Summary {
     /// metrics row (frame).
     pub interpenetrating_vertices_end: usize,
     pub interpenetrating_vertices_max: usize,
-    /// Boundary edge–triangle crossings of a body with itself (all bodies): end, worst frame.
+    /// Crossing pairs of a body's own boundary triangles (all bodies): end, worst frame.
     pub self_intersections_end: usize,
     pub self_intersections_max: usize,
     /// Inverted tets (volume ≤ 0, all bodies): end, worst step.

@@ -57,7 +57,7 @@ pub enum Invalid {
         vertex: u32,
         other: String,
     },
-    /// Boundary edges of `body` pass through its own boundary triangles.
+    /// Boundary triangles of `body` cross each other (`edge` of one through `triangle`).
     SelfIntersection {
         body: String,
         crossings: usize,
@@ -123,7 +123,7 @@ impl std::fmt::Display for Invalid {
                 triangle,
             } => write!(
                 f,
-                "self-intersection: the surface of body `{body}` ends passing through itself ({crossings} edge–triangle crossings, e.g. edge {edge:?} through triangle {triangle:?})"
+                "self-intersection: the surface of body `{body}` ends passing through itself ({crossings} crossing pairs of boundary triangles, e.g. edge {edge:?} through triangle {triangle:?})"
             ),
             Self::Inverted {
                 body,
