@@ -377,9 +377,13 @@ DEGENERATE = [
     ("collinear, disjoint", "edge_edge", [A0, A1, [1.5, 0, 0], [2.5, 0, 0]], "EA1_EB0", "EA1_EB0"),
     ("nearly parallel 1e-3", "edge_edge", [A0, A1, [0.1, -1e-3, 0.1], [0.9, 1e-3, 0.1]], "EA_EB", "EA_EB"),
     ("nearly parallel 1e-6", "edge_edge", [A0, A1, [0.1, -1e-6, 0.1], [0.9, 1e-6, 0.1]], "EA_EB", "EA_EB"),
-    ("nearly parallel 1e-8", "edge_edge", [A0, A1, [0.1, -1e-8, 0.1], [0.9, 1e-8, 0.1]], "EA_EB", "EA_EB"),
+    # Nearly parallel overlapping edges: the interior minimum and the endpoint–edge distance
+    # differ by less than the rounding of the interior's closest points, so Supple takes the
+    # boundary case unless the interior's points are strictly closer (the guard against
+    # rounding-only interior parameters of nearly collinear disjoint edges); same value.
+    ("nearly parallel 1e-8", "edge_edge", [A0, A1, [0.1, -1e-8, 0.1], [0.9, 1e-8, 0.1]], "EA_EB0", "EA_EB"),
     ("nearly parallel 1e-12", "edge_edge", [A0, A1, [0.1, -1e-12, 0.1], [0.9, 1e-12, 0.1]], "EA_EB0", "EA_EB0"),
-    ("nearly parallel, d = 1e-4", "edge_edge", [A0, A1, [0.1, -1e-7, 1e-4], [0.9, 1e-7, 1e-4]], "EA_EB", "EA_EB"),
+    ("nearly parallel, d = 1e-4", "edge_edge", [A0, A1, [0.1, -1e-7, 1e-4], [0.9, 1e-7, 1e-4]], "EA_EB0", "EA_EB"),
     ("crossing at 1e-8", "edge_edge", [A0, A1, [0.5, -1, 1e-8], [0.5, 1, 1e-8]], "EA_EB", "EA_EB"),
     ("crossing at 0", "edge_edge", [A0, A1, [0.5, -1, 0], [0.5, 1, 0]], "EA_EB", "EA_EB"),
     ("endpoint on the other edge", "edge_edge", [A0, A1, [0.5, 0, 0], [0.5, 1, 1]], "EA_EB0", "EA_EB0"),
@@ -515,7 +519,9 @@ def test_nearly_parallel_edges_random(sin):
         assert_exact("edge_edge", x)
         case, icase = compare_pair_parallel(x)
         if sin >= 1e-7:
-            assert case == icase
+            # Supple may take an endpoint–edge case of the same value where the interior's
+            # closest points are not strictly closer within rounding (see DEGENERATE).
+            assert case == icase or case in ("EA_EB0", "EA_EB1", "EA0_EB", "EA1_EB")
 
 
 def test_nearly_collinear_edges_band():
