@@ -22,7 +22,7 @@ use super::mollifier::{
     edge_edge_cross_squarednorm, edge_edge_mollifier, edge_edge_mollifier_gradient,
     edge_edge_mollifier_hessian, edge_edge_mollifier_threshold,
 };
-use super::psd::project_psd;
+use super::psd::project_psd12 as project_psd;
 use crate::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
 use crate::contact::Obstacle;
 use nalgebra::{Matrix3, Vector3};

@@ -109,6 +109,8 @@ pub struct IpcStep {
     mv: Vec<Vector3<f64>>,
     fixed: Vec<bool>,
     start_pairs: Vec<super::potential::Pair>,
+    /// `mesh.offsets` again (see `step`).
+    offsets: Vec<usize>,
     partials: Vec<f64>,
     tet_partials: Vec<Vec<f64>>,
     /// `d̂` (m), the island's rest bounding-box diagonal (m), `ε_v` (m/s).
@@ -166,6 +168,7 @@ impl IpcStep {
             mv: zero,
             fixed: vec![false; n],
             start_pairs: Vec::new(),
+            offsets: mesh.offsets.clone(),
             partials: vec![0.0; par::n_chunks(n)],
             tet_partials: bodies
                 .iter()
@@ -204,7 +207,24 @@ impl IpcStep {
         obstacles: &Obstacles,
         stats: &mut [StepStats],
     ) -> Result<IpcStats, IpcFailure> {
-        let offsets = self.mesh.offsets.clone();
+        // A copy of the mesh's offsets, moved out for the step and put back (no allocation).
+        let offsets = std::mem::take(&mut self.offsets);
+        let result = self.step_inner(bodies, inputs, h, gravity, obstacles, stats, &offsets);
+        self.offsets = offsets;
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_inner(
+        &mut self,
+        bodies: &mut [Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        obstacles: &Obstacles,
+        stats: &mut [StepStats],
+        offsets: &[usize],
+    ) -> Result<IpcStats, IpcFailure> {
         let range = |b: usize| offsets[b]..offsets[b + 1];
         for (b, body) in bodies.iter().enumerate() {
             let r = range(b);
