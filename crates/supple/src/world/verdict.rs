@@ -21,9 +21,11 @@
 //! every state of the run (the largest energy of motion and deformation, plus the height
 //! energy released or stored since the start); `energy_rise_max = max(0, maxₙ rise) / S`.
 //! Both scale alike with the mesh's size, mass and stiffness, so the measure does not
-//! depend on units. It sees a spike that the drift from `E(0)` does not: a tube whose energy
-//! jumps from 31 J to 16.7 kJ in one step has a rise of about the whole scale (≈ 1), though
-//! its drift relative to the spiked scale stays below 1.
+//! depend on units. It tells a spike from a healthy run, which the drift from `E(0)`
+//! (`energy_rel_drift_max`) cannot: the StVK tube whose energy jumps from the 31 J it released
+//! to 16.7 kJ in one step has a drift of 0.998, below that of healthy damped drops (1.1–1.9,
+//! large by design), and a rise of 0.996 of its scale; no healthy bundled scene rises by more
+//! than 0.006 (EXPERIMENTS.md).
 //!
 //! A step is *not counted* when something outside may do work on a body (the world's
 //! call, as for the energy-limited contact step, `driven.rs`): a grab spring acts, external
@@ -347,7 +349,7 @@ impl RunWatch {
         (e.counted_steps > 0).then(|| if e.scale > 0.0 { e.rise / e.scale } else { 0.0 })
     }
 
-    /// The run's energy scale `S` (J) and the step of the largest rise.
+    /// The run's energy scale `S` (J, see the module notes).
     pub fn energy_scale(&self) -> f64 {
         self.energy.scale
     }
