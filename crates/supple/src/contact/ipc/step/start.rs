@@ -1,0 +1,78 @@
+//! The coupled step's start (`step.rs`): a feasible first iterate against moving and
+//! touched obstacles, the messages for an infeasible start, and the test switch's check.
+
+use super::IpcStep;
+use crate::contact::ipc::potential::{Obstacles, Pair, PairKind};
+
+impl IpcStep {
+    /// Writes into `x_t` a feasible start for Newton: every free surface vertex that a moving
+    /// obstacle reaches within `d̂` at its end-of-step pose carried by the obstacle's motion
+    /// over the step, and any vertex closer than `d̂/100` to an obstacle (touching it, as a
+    /// body placed on the ground at `y = 0`) pushed out along the normal to `d̂/2`. Returns
+    /// whether any vertex was moved. `x_t` holds `x⁰` on entry. (The step's velocities are
+    /// still measured from `x⁰`: this moves Newton's first iterate, not the state.)
+    pub(super) fn carry_with_obstacles(&mut self, obstacles: &Obstacles) -> bool {
+        let mut carried = false;
+        for o in obstacles.list {
+            let (p0, p1) = (o.path.pose(obstacles.start), o.path.pose(obstacles.time));
+            let motion = (p0 != p1).then(|| p1 * p0.inverse());
+            for &v in &self.mesh.vertices {
+                let i = v as usize;
+                if self.fixed[i] {
+                    continue;
+                }
+                let p = self.x_t[i];
+                let d = o.proximity(obstacles.time, &p).distance;
+                let mut q = match motion {
+                    Some(m) if d < self.dhat => {
+                        m.transform_point(&nalgebra::Point3::from(p)).coords
+                    }
+                    _ if d < 0.01 * self.dhat => p,
+                    _ => continue,
+                };
+                let prox = o.proximity(obstacles.time, &q);
+                if prox.distance < 0.5 * self.dhat {
+                    q += (0.5 * self.dhat - prox.distance) * prox.normal;
+                }
+                self.x_t[i] = q;
+                carried = true;
+            }
+        }
+        carried
+    }
+
+    /// Names the bodies and vertices of an infeasible pair for the user.
+    pub(super) fn describe(&self, p: &Pair) -> String {
+        let body = |v: u32| self.mesh.owner[v as usize] as usize;
+        let local = |v: u32| v as usize - self.mesh.offsets[body(v)];
+        match p.kind {
+            PairKind::PointObstacle => format!(
+                "vertex {} of body {} is inside obstacle {} at the step's start",
+                local(p.v[0]),
+                body(p.v[0]),
+                p.obstacle
+            ),
+            kind => format!(
+                "the surfaces of bodies {} and {} touch or cross at the step's start ({kind:?} pair, vertices {} and {}): IPC needs every pair apart (by more than d̂ = {:.3e} m is best)",
+                body(p.v[0]),
+                body(p.v[3]),
+                local(p.v[0]),
+                local(p.v[3]),
+                self.dhat
+            ),
+        }
+    }
+
+    /// True when a vertex of one body lies inside another at `self.x`.
+    pub(super) fn intersecting(&self, n_bodies: usize) -> bool {
+        let o = &self.mesh.offsets;
+        (0..n_bodies).any(|a| {
+            (0..n_bodies).any(|b| {
+                a != b
+                    && self.x[o[a]..o[a + 1]]
+                        .iter()
+                        .any(|p| self.surfaces[b].contains(&self.x[o[b]..o[b + 1]], p))
+            })
+        })
+    }
+}
