@@ -36,7 +36,7 @@ pub(super) struct ContactSection {
     kappa: Option<f64>,
     eps_v: Option<f64>,
     ipc_tolerance: Option<f64>,
-    ipc_position_tolerance: Option<f64>,
+    ipc_velocity_tolerance: Option<f64>,
     ipc_max_iterations: Option<u32>,
 }
 
@@ -309,7 +309,7 @@ pub(super) fn contact(
             ("kappa", c.kappa.is_some()),
             ("eps_v", c.eps_v.is_some()),
             ("ipc_tolerance", c.ipc_tolerance.is_some()),
-            ("ipc_position_tolerance", c.ipc_position_tolerance.is_some()),
+            ("ipc_velocity_tolerance", c.ipc_velocity_tolerance.is_some()),
             ("ipc_max_iterations", c.ipc_max_iterations.is_some()),
         ];
         if c.response == Some(ResponseName::Ipc) {
@@ -328,8 +328,8 @@ pub(super) fn contact(
             if let Some(t) = positive("ipc_tolerance", c.ipc_tolerance)? {
                 ipc.tolerance = t;
             }
-            if let Some(t) = positive("ipc_position_tolerance", c.ipc_position_tolerance)? {
-                ipc.position_tolerance = t;
+            if let Some(t) = positive("ipc_velocity_tolerance", c.ipc_velocity_tolerance)? {
+                ipc.velocity_tolerance = t;
             }
             if let Some(n) = c.ipc_max_iterations {
                 if n == 0 {

@@ -25,6 +25,7 @@ use super::mollifier::{
 use super::psd::project_psd12 as project_psd;
 use crate::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
 use crate::contact::Obstacle;
+use crate::linalg::par;
 use nalgebra::{Matrix3, Vector3};
 
 /// Broad-phase groups of the primitives.
@@ -89,6 +90,17 @@ pub struct Stencil {
     pub n: usize,
     pub grad: Vec12,
     pub hess: Mat12,
+}
+
+impl Stencil {
+    fn zero() -> Self {
+        Self {
+            v: [0; 4],
+            n: 0,
+            grad: Vec12::zeros(),
+            hess: Mat12::zeros(),
+        }
+    }
 }
 
 /// The obstacles as the step sees them: their pose at the step's end (`time`), and where
@@ -363,103 +375,113 @@ impl ContactSet {
     /// Computes each active pair's gradient and projected Hessian of `m b` into
     /// [`stencils`](Self::stencils) (unscaled by κ).
     pub fn compute_stencils(&mut self, x: &[Vector3<f64>], obstacles: &Obstacles, hessians: bool) {
+        // Pair by pair, in parallel: each stencil depends on its pair alone and lands in its
+        // own slot, so the result does not depend on the thread count.
+        let mut stencils = std::mem::take(&mut self.stencils);
+        stencils.resize(self.pairs.len(), Stencil::zero());
+        let this = &*self;
+        par::for_each_mut(&mut stencils, |k, s| {
+            *s = this.pair_stencil(&this.pairs[k], x, obstacles, hessians);
+        });
+        self.stencils = stencils;
+    }
+
+    /// One pair's gradient and (projected, with `hessians`) Hessian of `m b`.
+    fn pair_stencil(
+        &self,
+        pair: &Pair,
+        x: &[Vector3<f64>],
+        obstacles: &Obstacles,
+        hessians: bool,
+    ) -> Stencil {
         let dhat2 = self.dhat * self.dhat;
-        self.stencils.clear();
-        for pair in &self.pairs {
-            let (db, d2b) = (
-                barrier_first_derivative(pair.d2, dhat2),
-                barrier_second_derivative(pair.d2, dhat2),
-            );
-            let p = pair.v.map(|k| x[k as usize]);
-            let stencil = match pair.kind {
-                PairKind::PointObstacle => {
-                    let prox =
-                        obstacles.list[pair.obstacle as usize].proximity(obstacles.time, &p[0]);
-                    let (d, n) = (prox.distance, prox.normal);
-                    // ∇(d²) = 2 d n; ∇²(d²) ≈ 2 n nᵀ (the shape's curvature dropped), so the
-                    // Hessian of b is (4 d² b'' + 2 b') n nᵀ, clamped at 0.
-                    let mut grad = Vec12::zeros();
-                    grad.fixed_rows_mut::<3>(0).copy_from(&(2.0 * d * db * n));
-                    let c = (4.0 * d * d * d2b + 2.0 * db).max(0.0);
-                    let mut hess = Mat12::zeros();
-                    hess.fixed_view_mut::<3, 3>(0, 0)
-                        .copy_from(&(c * n * n.transpose()));
-                    Stencil {
-                        v: pair.v,
-                        n: 1,
-                        grad,
-                        hess,
-                    }
+        let (db, d2b) = (
+            barrier_first_derivative(pair.d2, dhat2),
+            barrier_second_derivative(pair.d2, dhat2),
+        );
+        let p = pair.v.map(|k| x[k as usize]);
+        match pair.kind {
+            PairKind::PointObstacle => {
+                let prox = obstacles.list[pair.obstacle as usize].proximity(obstacles.time, &p[0]);
+                let (d, n) = (prox.distance, prox.normal);
+                // ∇(d²) = 2 d n; ∇²(d²) ≈ 2 n nᵀ (the shape's curvature dropped), so the
+                // Hessian of b is (4 d² b'' + 2 b') n nᵀ, clamped at 0.
+                let mut grad = Vec12::zeros();
+                grad.fixed_rows_mut::<3>(0).copy_from(&(2.0 * d * db * n));
+                let c = (4.0 * d * d * d2b + 2.0 * db).max(0.0);
+                let mut hess = Mat12::zeros();
+                hess.fixed_view_mut::<3, 3>(0, 0)
+                    .copy_from(&(c * n * n.transpose()));
+                Stencil {
+                    v: pair.v,
+                    n: 1,
+                    grad,
+                    hess,
                 }
-                PairKind::PointTriangle => {
-                    let g = point_triangle_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
-                    Stencil {
-                        v: pair.v,
-                        n: 4,
-                        grad: db * g,
-                        hess: if !hessians {
-                            Mat12::zeros()
-                        } else if self.hessian == BarrierHessian::GaussNewton {
-                            gauss_newton(&g, pair.d2, db, d2b)
-                        } else {
-                            let h = point_triangle_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
-                            let m = d2b * g * g.transpose() + db * h;
-                            if self.hessian == BarrierHessian::Projected {
-                                project_psd(&m)
-                            } else {
-                                m
-                            }
-                        },
-                    }
-                }
-                PairKind::EdgeEdge => {
-                    let g = edge_edge_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
-                    let bg = db * g;
-                    let cross = edge_edge_cross_squarednorm(&p[0], &p[1], &p[2], &p[3]);
-                    let mollified = cross < pair.eps_x;
-                    let gauss_newton_pair =
-                        self.hessian == BarrierHessian::GaussNewton && !mollified;
-                    let bh = if !hessians {
+            }
+            PairKind::PointTriangle => {
+                let g = point_triangle_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
+                Stencil {
+                    v: pair.v,
+                    n: 4,
+                    grad: db * g,
+                    hess: if !hessians {
                         Mat12::zeros()
-                    } else if gauss_newton_pair {
+                    } else if self.hessian == BarrierHessian::GaussNewton {
                         gauss_newton(&g, pair.d2, db, d2b)
                     } else {
-                        let h = edge_edge_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
-                        d2b * g * g.transpose() + db * h
-                    };
-                    let (grad, hess) = if mollified {
-                        // Eq. 23: the product m b and its derivatives.
-                        let b = barrier(pair.d2, dhat2);
-                        let m = edge_edge_mollifier(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
-                        let mg =
-                            edge_edge_mollifier_gradient(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
-                        let hess = if hessians {
-                            let mh =
-                                edge_edge_mollifier_hessian(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
-                            m * bh + b * mh + mg * bg.transpose() + bg * mg.transpose()
+                        let h = point_triangle_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
+                        let m = d2b * g * g.transpose() + db * h;
+                        if self.hessian == BarrierHessian::Projected {
+                            project_psd(&m)
                         } else {
-                            Mat12::zeros()
-                        };
-                        (m * bg + b * mg, hess)
-                    } else {
-                        (bg, bh)
-                    };
-                    Stencil {
-                        v: pair.v,
-                        n: 4,
-                        grad,
-                        hess: if hessians
-                            && !gauss_newton_pair
-                            && self.hessian != BarrierHessian::Exact
-                        {
-                            project_psd(&hess)
-                        } else {
-                            hess
-                        },
-                    }
+                            m
+                        }
+                    },
                 }
-            };
-            self.stencils.push(stencil);
+            }
+            PairKind::EdgeEdge => {
+                let g = edge_edge_distance2_gradient(&p[0], &p[1], &p[2], &p[3]);
+                let bg = db * g;
+                let cross = edge_edge_cross_squarednorm(&p[0], &p[1], &p[2], &p[3]);
+                let mollified = cross < pair.eps_x;
+                let gauss_newton_pair = self.hessian == BarrierHessian::GaussNewton && !mollified;
+                let bh = if !hessians {
+                    Mat12::zeros()
+                } else if gauss_newton_pair {
+                    gauss_newton(&g, pair.d2, db, d2b)
+                } else {
+                    let h = edge_edge_distance2_hessian(&p[0], &p[1], &p[2], &p[3]);
+                    d2b * g * g.transpose() + db * h
+                };
+                let (grad, hess) = if mollified {
+                    // Eq. 23: the product m b and its derivatives.
+                    let b = barrier(pair.d2, dhat2);
+                    let m = edge_edge_mollifier(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                    let mg = edge_edge_mollifier_gradient(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                    let hess = if hessians {
+                        let mh =
+                            edge_edge_mollifier_hessian(&p[0], &p[1], &p[2], &p[3], pair.eps_x);
+                        m * bh + b * mh + mg * bg.transpose() + bg * mg.transpose()
+                    } else {
+                        Mat12::zeros()
+                    };
+                    (m * bg + b * mg, hess)
+                } else {
+                    (bg, bh)
+                };
+                Stencil {
+                    v: pair.v,
+                    n: 4,
+                    grad,
+                    hess: if hessians && !gauss_newton_pair && self.hessian != BarrierHessian::Exact
+                    {
+                        project_psd(&hess)
+                    } else {
+                        hess
+                    },
+                }
+            }
         }
     }
 

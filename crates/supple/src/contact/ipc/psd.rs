@@ -44,15 +44,42 @@ pub fn project_psd<const N: usize>(m: &SMatrix<f64, N, N>) -> SMatrix<f64, N, N>
 
 /// [`project_psd`] for the 12×12 stencils of point–triangle and edge–edge pairs, with the
 /// eigendecomposition on the stack (the contact step's steady state allocates nothing).
+///
+/// A pair whose closest points are a vertex and a vertex, or a vertex and an edge, has
+/// whole zero rows for the vertices not involved (the distance's case selection pulls the
+/// reduced jet back onto the four vertices), and zero rows and columns are decoupled from
+/// the rest: the projection of the 12×12 matrix is the projection of its non-zero 3k×3k
+/// block (k the vertices involved), put back. So the eigendecomposition runs on 6×6 or 9×9
+/// where it can — in resting face-on-face contact most point–triangle pairs are such pairs.
 pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
     if m.iter().any(|x| !x.is_finite()) {
         return *m;
     }
     let sym = (m + m.transpose()) * 0.5;
-    if sym.cholesky().is_some() {
-        return sym;
+    let mut used = [0usize; 4];
+    let mut k = 0;
+    for a in 0..4 {
+        if (3 * a..3 * a + 3).any(|r| sym.row(r).iter().any(|&x| x != 0.0)) {
+            used[k] = a;
+            k += 1;
+        }
     }
-    let Some(eigen) = SymmetricEigen::try_new(sym, f64::EPSILON, 10_000) else {
+    match k {
+        0 => sym,
+        1 => project_block::<3>(&sym, &used[..1]),
+        2 => project_block::<6>(&sym, &used[..2]),
+        3 => project_block::<9>(&sym, &used[..3]),
+        _ => project_stack12(&sym),
+    }
+}
+
+/// `V max(Λ, 0) Vᵀ` of the symmetric `sym` (12×12, on the stack); `sym` itself when its
+/// Cholesky factorization succeeds.
+fn project_stack12(sym: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
+    if sym.cholesky().is_some() {
+        return *sym;
+    }
+    let Some(eigen) = SymmetricEigen::try_new(*sym, f64::EPSILON, 10_000) else {
         return SMatrix::zeros();
     };
     let mut out = SMatrix::<f64, 12, 12>::zeros();
@@ -64,6 +91,55 @@ pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
     }
     (out + out.transpose()) * 0.5
 }
+
+/// The projection of the rows and columns of the vertex blocks `used` of `sym` (`K = 3 ×
+/// used.len()`), the other entries zero.
+fn project_block<const K: usize>(sym: &SMatrix<f64, 12, 12>, used: &[usize]) -> SMatrix<f64, 12, 12>
+where
+    SMatrix<f64, K, K>: ProjectSmall,
+{
+    let index = |r: usize| 3 * used[r / 3] + r % 3;
+    let small = SMatrix::<f64, K, K>::from_fn(|i, j| sym[(index(i), index(j))]);
+    let projected = small.project_small();
+    let mut out = SMatrix::<f64, 12, 12>::zeros();
+    for j in 0..K {
+        for i in 0..K {
+            out[(index(i), index(j))] = projected[(i, j)];
+        }
+    }
+    out
+}
+
+/// The stack eigendecomposition for the sizes [`project_block`] uses (nalgebra's
+/// fixed-size `SymmetricEigen` needs bounds a generic `K` cannot state).
+trait ProjectSmall {
+    fn project_small(&self) -> Self;
+}
+
+macro_rules! project_small {
+    ($($k:literal),*) => {$(
+        impl ProjectSmall for SMatrix<f64, $k, $k> {
+            fn project_small(&self) -> Self {
+                if self.cholesky().is_some() {
+                    return *self;
+                }
+                let Some(eigen) = SymmetricEigen::try_new(*self, f64::EPSILON, 10_000) else {
+                    return Self::zeros();
+                };
+                let mut out = Self::zeros();
+                for (k, &lambda) in eigen.eigenvalues.iter().enumerate() {
+                    if lambda > 0.0 {
+                        let v = eigen.eigenvectors.column(k);
+                        out += lambda * v * v.transpose();
+                    }
+                }
+                (out + out.transpose()) * 0.5
+            }
+        }
+    )*};
+}
+
+project_small!(3, 6, 9);
 
 #[cfg(test)]
 mod tests {
@@ -98,6 +174,41 @@ mod tests {
             let a = self.matrix::<N, N>();
             a + a.transpose()
         }
+    }
+
+    #[test]
+    fn stencils_with_unused_vertices_project_their_block() {
+        // Zero rows and columns for the vertices a pair's distance does not involve (its
+        // point–point or point–edge case), anywhere among the four: the reduced projection
+        // equals the full one, and the unused rows stay exactly zero.
+        let mut rng = Rng(0x5151_a0a0_c3c3_0f0f);
+        for used in [
+            vec![0, 2],
+            vec![1, 3],
+            vec![0, 1, 3],
+            vec![2],
+            vec![0, 1, 2, 3],
+        ] {
+            let mut m: SMatrix<f64, 12, 12> = rng.symmetric();
+            for a in (0..4).filter(|a| !used.contains(a)) {
+                for r in 3 * a..3 * a + 3 {
+                    m.row_mut(r).fill(0.0);
+                    m.column_mut(r).fill(0.0);
+                }
+            }
+            let (full, reduced) = (project_psd(&m), project_psd12(&m));
+            assert!(
+                (full - reduced).norm() <= 1e-12 * (1.0 + full.norm()),
+                "{used:?}"
+            );
+            for a in (0..4).filter(|a| !used.contains(a)) {
+                assert!(reduced.row(3 * a).iter().all(|&x| x == 0.0));
+            }
+        }
+        assert_eq!(
+            project_psd12(&SMatrix::zeros()),
+            SMatrix::<f64, 12, 12>::zeros()
+        );
     }
 
     fn min_eigenvalue(m: &SMatrix<f64, 12, 12>) -> f64 {

@@ -63,16 +63,15 @@ impl IpcStep {
         }
     }
 
-    /// True when a vertex of one body lies inside another at `self.x`.
+    /// True when a surface vertex of one body lies inside another at `self.x`: the surfaces
+    /// cross. (An interior vertex outside its own body's surface is an inverted tet, which
+    /// the barrier does not see; the inversion cap and the invertible models handle that.)
     pub(super) fn intersecting(&self, n_bodies: usize) -> bool {
         let o = &self.mesh.offsets;
-        (0..n_bodies).any(|a| {
-            (0..n_bodies).any(|b| {
-                a != b
-                    && self.x[o[a]..o[a + 1]]
-                        .iter()
-                        .any(|p| self.surfaces[b].contains(&self.x[o[b]..o[b + 1]], p))
-            })
+        self.mesh.vertices.iter().any(|&v| {
+            let (v, a) = (v as usize, self.mesh.owner[v as usize] as usize);
+            (0..n_bodies)
+                .any(|b| b != a && self.surfaces[b].contains(&self.x[o[b]..o[b + 1]], &self.x[v]))
         })
     }
 }
