@@ -6,7 +6,10 @@
 #   metis:         nnz(L) of Supple's orderings against METIS's nested dissection
 #                  (METIS_NodeND) on the same vertex graphs; no factorization. Builds
 #                  supple with `--features metis` (vendored METIS C source, ≈ 75 s).
-# Honours CARGO_TARGET_DIR; meshes come from SUPPLE_MESH_DIR (default ../shared/meshes).
+# Honours CARGO_TARGET_DIR; meshes come from SUPPLE_MESH_DIR (default scenes/meshes, which
+# holds only the small ones: make the others with scripts/make_meshes.py, which writes
+# target/meshes/, then SUPPLE_MESH_DIR=target/meshes; scenes/meshes/README.md has the
+# commands). A mesh that is not there gets a row saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -14,7 +17,11 @@ features=()
 case $what in metis | all) features=(--features metis) ;; esac
 cargo build --release -q -p supple-cli "${features[@]}"
 bin=${CARGO_TARGET_DIR:-target}/release/supple
-meshes=${SUPPLE_MESH_DIR:-../shared/meshes}
+meshes=${SUPPLE_MESH_DIR:-scenes/meshes}
+missing() { # args: mesh name; true (and prints a row) when the mesh is not in $meshes
+  [ -f "$meshes/$1.node" ] && return 1
+  echo "| $1 | not in $meshes (set SUPPLE_MESH_DIR) |"
+}
 table() { # args: label, supple order options...
   local label=$1; shift
   $bin order --json --orderings "$orderings" "$@" | python3 -c "
@@ -61,7 +68,7 @@ if [ "$what" = meshes ] || [ "$what" = all ]; then
   header $orderings
   table "tet box 80×20×20 cells" --box 80x20x20 --max-gflop 3000 --repeat 1
   for m in bunny_5k bunny_50k dragon_5k dragon_50k torus_gmsh_5k; do
-    table "$m" --mesh "$meshes/$m"
+    missing "$m" || table "$m" --mesh "$meshes/$m"
   done
   echo
 fi
@@ -70,7 +77,7 @@ if [ "$what" = metis ] || [ "$what" = all ]; then
   echo "| mesh | dofs | nnz(L) ${orderings//,/ | } | nd / metis | best Supple / metis | nd / amd | order ms nd / metis |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
   for m in tube_solid_1k tube_hollow_1k torus_gmsh_5k bunny_5k dragon_5k bunny_50k dragon_50k; do
-    metis_row "$m" --mesh "$meshes/$m"
+    missing "$m" || metis_row "$m" --mesh "$meshes/$m"
   done
   metis_row "tet box 80×20×20 cells" --box 80x20x20
   metis_row "tet box 46³ cells" --box 46x46x46

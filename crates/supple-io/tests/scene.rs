@@ -164,13 +164,13 @@ fn probes_bodies_and_mesh_files() {
         "{e}"
     );
 
-    // A shared mesh, moved and rotated: orientation survives the transform.
-    let shared = repo().join("../shared/meshes/tube_solid_1k.node");
-    if shared.exists() {
+    // A bundled mesh, moved and rotated: orientation survives the transform.
+    let bundled = repo().join("scenes/meshes/tube_solid_1k.node");
+    {
         let text = BASE
             .replace(
                 "mesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }",
-                &format!("mesh = {{ kind = \"tetgen\", path = {:?} }}\ntransform = {{ rotate_deg = [0, 0, 45], translate = [0, 0.5, 0], scale = 2.0 }}", shared.display().to_string()),
+                &format!("mesh = {{ kind = \"tetgen\", path = {:?} }}\ntransform = {{ rotate_deg = [0, 0, 45], translate = [0, 0.5, 0], scale = 2.0 }}", bundled.display().to_string()),
             )
             .replace("fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]", "");
         let scene = parse_scene(&text, Path::new("test.toml")).unwrap();

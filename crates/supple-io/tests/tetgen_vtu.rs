@@ -9,7 +9,8 @@ use supple_io::error::IoError;
 use supple_io::tetgen::{parse_ele, parse_node, read_tetgen, tetgen_paths, write_tetgen};
 use supple_io::vtu::{write_pvd, write_vtu, write_vtu_with, VtuEncoding, VtuFrame};
 
-const SHARED_MESHES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/meshes/");
+/// The bundled reference meshes (scenes/meshes/README.md).
+const BUNDLED_MESHES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/meshes/");
 
 /// A fresh, empty scratch folder unique to this test.
 fn scratch(name: &str) -> PathBuf {
@@ -222,12 +223,8 @@ fn invalid_mesh_is_reported_against_the_ele_file() {
 }
 
 #[test]
-fn reads_the_shared_meshes() {
-    let dir = Path::new(SHARED_MESHES);
-    if !dir.is_dir() {
-        eprintln!("skipping: {SHARED_MESHES} not found");
-        return;
-    }
+fn reads_the_bundled_meshes() {
+    let dir = Path::new(BUNDLED_MESHES);
     for (name, nv, nt) in [("torus_ls480", 180, 480), ("tube_solid_1k", 326, 1034)] {
         let mesh = read_tetgen(&dir.join(name)).unwrap();
         assert_eq!((mesh.n_vertices(), mesh.n_tets()), (nv, nt), "{name}");

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Fails on a broken relative link in the guide (docs/) or the repository's top-level
+Markdown files: a link or image whose file does not exist, an `#anchor` that no heading of
+the target page makes (mdBook's heading ids), an `{{#include}}` of a missing file, or a page
+of docs/ that SUMMARY.md does not list. mdBook itself does not check links; the
+`mdbook-linkcheck` crate would, but it also fetches web links, which CI must not depend on.
+
+Usage: python3 .ci/check_links.py   (from anywhere; prints each problem, exits 1 if any)
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
+FENCE = re.compile(r"^\s*```")
+
+
+def prose(text):
+    """The text outside fenced code blocks and inline code (links there are not links)."""
+    out, in_fence = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            out.append(re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)
+
+
+def slug(heading):
+    """mdBook's id for a heading: lower case, alphanumerics, `-` and `_` kept, spaces to `-`."""
+    heading = re.sub(r"`([^`]*)`", r"\1", heading)
+    heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return "".join(c if (c.isalnum() or c in "-_") else "-" if c.isspace() else "" for c in heading)
+
+
+def anchors(page):
+    ids = set()
+    for line in prose(page.read_text(encoding="utf-8")).splitlines():
+        m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            base = slug(m.group(1))
+            ident, n = base, 1
+            while ident in ids:
+                ident, n = f"{base}-{n}", n + 1
+            ids.add(ident)
+    return ids
+
+
+def main():
+    pages = sorted((ROOT / "docs").rglob("*.md")) + sorted(ROOT.glob("*.md"))
+    pages += sorted((ROOT / "scenes").rglob("*.md")) + sorted((ROOT / "crates").glob("*/README.md"))
+    problems = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(ROOT)
+        for target in INCLUDE.findall(text):
+            if not (page.parent / target).is_file():
+                problems.append(f"{where}: {{{{#include {target}}}}}: no such file")
+        for target in LINK.findall(prose(text)):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:, ...
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists():
+                problems.append(f"{where}: link to {target}: no such file")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                problems.append(f"{where}: link to {target}: no heading makes #{anchor}")
+    summary = (ROOT / "docs" / "SUMMARY.md").read_text(encoding="utf-8")
+    listed = {(ROOT / "docs" / t).resolve() for t in LINK.findall(summary)}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        if page.name != "SUMMARY.md" and page.resolve() not in listed:
+            problems.append(f"{page.relative_to(ROOT)}: not listed in docs/SUMMARY.md")
+    for p in problems:
+        print(p)
+    print(f"{len(pages)} pages checked, {len(problems)} broken link(s)", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
