@@ -5,8 +5,9 @@
 # linear vs corotational bars and of the four Müller bars, the Hauth force errors. Deterministic: the same binary gives the same files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p supple-cli
+cargo build --release -p supple-cli -p supple-lab
 bin=target/release/supple
+lab=target/release/supple-lab
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p docs/images
@@ -19,7 +20,7 @@ cp "$out/bar/animation.gif" docs/images/bar_animation.gif
 cp "$out/bars_linear_vs_corotational/plots/volume.png" docs/images/bars_volume.png
 cp "$out/bar/plots/energy.png" docs/images/bar_energy.png
 cp "$out/mueller_bars/plots/volume.png" docs/images/mueller_bars_volume.png
-"$bin" experiment hauth-forces --quiet --out "$out/hauth_forces"
+"$lab" hauth-forces --quiet --out "$out/hauth_forces"
 cp "$out/hauth_forces/forces.png" docs/images/hauth_forces.png
 for name in self_fold tube_drop; do
   "$bin" run --quiet --duration 0.5 --out "$out/${name}_0.5" "scenes/$name.toml"

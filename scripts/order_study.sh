@@ -5,7 +5,7 @@
 #                  hexahedral vertex grids, then on tet meshes.
 #   metis:         nnz(L) of Supple's orderings against METIS's nested dissection
 #                  (METIS_NodeND) on the same vertex graphs; no factorization. Builds
-#                  supple with `--features metis` (vendored METIS C source, ≈ 75 s).
+#                  supple-lab with `--features metis` (vendored METIS C source, ≈ 75 s).
 # Honours CARGO_TARGET_DIR; meshes come from SUPPLE_MESH_DIR (default scenes/meshes, which
 # holds only the small ones: make the others with scripts/make_meshes.py, which writes
 # target/meshes/, then SUPPLE_MESH_DIR=target/meshes; scenes/meshes/README.md has the
@@ -15,14 +15,14 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 features=()
 case $what in metis | all) features=(--features metis) ;; esac
-cargo build --release -q -p supple-cli "${features[@]}"
-bin=${CARGO_TARGET_DIR:-target}/release/supple
+cargo build --release -q -p supple-lab "${features[@]}"
+bin=${CARGO_TARGET_DIR:-target}/release/supple-lab
 meshes=${SUPPLE_MESH_DIR:-scenes/meshes}
 missing() { # args: mesh name; true (and prints a row) when the mesh is not in $meshes
   [ -f "$meshes/$1.node" ] && return 1
   echo "| $1 | not in $meshes (set SUPPLE_MESH_DIR) |"
 }
-table() { # args: label, supple order options...
+table() { # args: label, supple-lab order options...
   local label=$1; shift
   $bin order --json --orderings "$orderings" "$@" | python3 -c "
 import json, sys
@@ -40,7 +40,7 @@ header() { # args: orderings
   echo "| mesh | dofs | fill ${1//,/ | } | least fill | factor ms (same order) |"
   echo "|---|---|$(echo "$1" | sed 's/[^,]*/---|/g; s/,//g')---|---|"
 }
-metis_row() { # args: label, supple order options...
+metis_row() { # args: label, supple-lab order options...
   local label=$1; shift
   $bin order --json --max-gflop 0 --orderings "$orderings" "$@" | python3 -c "
 import json, sys

@@ -20,6 +20,9 @@ use supple_run::record::median;
 pub struct BenchArgs {
     /// The scene file (TOML).
     pub scene: PathBuf,
+    /// Replace a scene key, as `supple run --set KEY=VALUE` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<supple_io::Override>,
     /// Timed steps.
     #[arg(long, default_value_t = 50)]
     pub steps: usize,
@@ -79,7 +82,7 @@ pub enum BenchModel {
     CorotationalQr,
     Warped,
     /// Warped with the element-by-element tangent projected off each element's rigid modes
-    /// (the pre-issue-18 path: exact momentum in a linearized implicit step).
+    /// (the earlier path: exact momentum in a linearized implicit step).
     WarpedElement,
     Stvk,
     Hybrid,
@@ -261,7 +264,7 @@ struct Spmv {
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
-    let mut scene = crate::load(&args.scene, None)?;
+    let mut scene = supple_run::load(&args.scene, None, &args.set)?;
     if scene.adaptive.is_some() {
         return crate::bench_adaptive::bench(&args, &scene);
     }

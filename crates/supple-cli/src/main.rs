@@ -1,22 +1,16 @@
-//! `supple`: run scenes, benchmark them.
+//! `supple`: run scenes, benchmark them, re-render their pictures, mesh surfaces, list vibration
+//! modes and print the scene format's schema. The paper experiments and the orderings study are
+//! the separate `supple-lab` program (crates/supple-lab).
 
 mod adaptive_pictures;
-mod adaptive_poke;
 mod bench;
 mod bench_adaptive;
-mod debunne_cube;
-mod hauth_forces;
-mod hauth_hierarchy;
-mod hauth_liver;
 mod interrupt;
 mod mesh;
 mod modes;
-mod order;
 mod render;
 mod run;
 mod run_adaptive;
-mod stress;
-mod tube_drop;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -48,36 +42,9 @@ enum Command {
     /// Fill a closed OBJ/STL surface with tetrahedra (isosurface stuffing) and write TetGen
     /// or VTU, printing the dihedral angles, tet count and volume error.
     Mesh(mesh::MeshArgs),
-    /// Compare fill-reducing orderings on a grid or mesh (Zhuang & Canny Tables 1–2).
-    Order(order::OrderArgs),
-    /// Paper experiments that are not scenes (they write CSV and PNG files).
-    #[command(subcommand)]
-    Experiment(Experiment),
-}
-
-#[derive(Subcommand)]
-enum Experiment {
-    /// Hauth & Straßer 2004 Example 1: force errors of Cauchy, polar, warped and hybrid
-    /// against Green strain on a rotated, sheared, rotated cube.
-    HauthForces(hauth_forces::HauthArgs),
-    /// Hauth & Straßer 2004 Example 3: the hierarchical corotational bar (coarse StVK,
-    /// fine corotational; readings (a) and (b)) against full StVK on the fine mesh.
-    HauthHierarchy(hauth_hierarchy::HauthHierarchyArgs),
-    /// Hauth & Straßer 2004 Example 4: a liver-like body (300 → 2400 tets), hierarchical
-    /// with BDF(3): simulated / wall time and max / median step time.
-    HauthLiver(hauth_liver::HauthLiverArgs),
-    /// Müller et al. 2002 §4.2: largest stable time step of the dropped tube per Young's
-    /// modulus, warped and corotational against St.Venant–Kirchhoff.
-    TubeDrop(tube_drop::TubeDropArgs),
-    /// Issue 12: models × impacts and crushing × time steps; writes table.md and runs.csv
-    /// (divergence, retries, inversion, energy gain, wall time per run).
-    Stress(stress::StressArgs),
-    /// Debunne et al. 2000 §2.6: the clamped cube's sag and first frequency per resolution,
-    /// `paper` and `fe` operators in both λ/μ readings, against standard FE.
-    DebunneCube(debunne_cube::DebunneCubeArgs),
-    /// Debunne et al. 2000 §4–5: a sphere pressed into the cube on a 3-level hierarchy,
-    /// adaptive against finest-only (node updates, displacement, splits/merges, wall time).
-    AdaptivePoke(adaptive_poke::AdaptivePokeArgs),
+    /// Print the scene format's JSON Schema (every key: type, default, allowed values, what
+    /// it does), for editors that check TOML against a schema (taplo).
+    Schema,
 }
 
 /// Exit status of a command line that cannot be understood (unknown option, missing
@@ -131,30 +98,16 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Render(args) => render::render(args),
         Command::Bench(args) => bench::bench(args).map(|()| 0),
-        Command::Order(args) => order::order(args).map(|()| 0),
         Command::Mesh(args) => mesh::mesh(args).map(|()| 0),
         Command::Modes(args) => modes::modes(args),
-        Command::Experiment(Experiment::HauthForces(args)) => {
-            hauth_forces::hauth_forces(args).map(|_| 0)
-        }
-        Command::Experiment(Experiment::HauthHierarchy(args)) => {
-            hauth_hierarchy::hauth_hierarchy(args).map(|()| 0)
-        }
-        Command::Experiment(Experiment::HauthLiver(args)) => {
-            hauth_liver::hauth_liver(args).map(|()| 0)
-        }
-        Command::Experiment(Experiment::TubeDrop(args)) => tube_drop::tube_drop(args).map(|_| 0),
-        Command::Experiment(Experiment::Stress(args)) => stress::stress(args).map(|()| 0),
-        Command::Experiment(Experiment::DebunneCube(args)) => {
-            debunne_cube::debunne_cube(args).map(|()| 0)
-        }
-        Command::Experiment(Experiment::AdaptivePoke(args)) => {
-            adaptive_poke::adaptive_poke(args).map(|()| 0)
+        Command::Schema => {
+            println!("{}", supple_io::scene::scene_schema_json());
+            Ok(0)
         }
     });
     match result {
         Ok(code) => std::process::exit(code),
-        // A closed pipe (`supple order ... | head`) is the reader's choice, not an error.
+        // A closed pipe (`supple schema | head`) is the reader's choice, not an error.
         Err(e)
             if e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>()
@@ -185,17 +138,4 @@ fn error_line(e: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
-}
-
-/// Loads a scene, applying a duration override.
-pub fn load(scene: &std::path::Path, duration: Option<f64>) -> Result<supple_io::Scene> {
-    let mut s = supple_io::load_scene(scene)?;
-    if let Some(d) = duration {
-        anyhow::ensure!(
-            d >= 0.0 && d.is_finite(),
-            "--duration {d}: must be a finite number ≥ 0"
-        );
-        s.duration = d;
-    }
-    Ok(s)
 }

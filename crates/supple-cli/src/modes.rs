@@ -20,6 +20,9 @@ pub enum MassArg {
 pub struct ModesArgs {
     /// The scene file (TOML); its bodies, materials and constraints are used at rest.
     pub scene: PathBuf,
+    /// Replace a scene key, as `supple run --set KEY=VALUE` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<supple_io::Override>,
     /// How many of the lowest modes.
     #[arg(long, default_value_t = 10)]
     pub count: usize,
@@ -59,7 +62,7 @@ struct BodyModes {
 }
 
 pub fn modes(args: ModesArgs) -> Result<i32> {
-    let scene = crate::load(&args.scene, None)?;
+    let scene = supple_run::load(&args.scene, None, &args.set)?;
     let mut world = scene.build_world()?;
     let settings = ModeSettings {
         count: args.count,

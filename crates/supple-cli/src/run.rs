@@ -18,6 +18,10 @@ pub struct RunArgs {
     /// Simulated seconds, overriding the scene's `duration`.
     #[arg(long)]
     pub duration: Option<f64>,
+    /// Replace a scene key, checked as the file's own (repeatable):
+    /// `--set body[0].material.youngs=2e5 --set dt=0.005`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<supple_io::Override>,
     /// Print nothing but errors (no progress bar, no closing line).
     #[arg(long, short)]
     pub quiet: bool,
@@ -64,7 +68,7 @@ impl Progress for Terminal {
 /// simulation diverged; [`crate::EXIT_INVALID`] when it took every step but its end state
 /// fails the verdict; [`crate::EXIT_INTERRUPTED`] after Ctrl-C).
 pub fn run(args: RunArgs) -> Result<i32> {
-    let scene = crate::load(&args.scene, args.duration)?;
+    let scene = supple_run::load(&args.scene, args.duration, &args.set)?;
     if scene.adaptive.is_some() {
         return crate::run_adaptive::run(&scene, args.out, args.quiet);
     }

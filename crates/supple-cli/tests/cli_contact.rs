@@ -1,5 +1,5 @@
 //! `supple` with contact: the contact columns of metrics.csv, `max_penetration` in
-//! summary.json, the contact block of `supple bench`, and `supple experiment tube-drop`.
+//! summary.json, and the contact block of `supple bench`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -119,42 +119,4 @@ fn bench_reports_the_contact_phase_for_each_broad_phase() {
         pairs[0] > 0.0 && pairs.iter().all(|p| *p == pairs[0]),
         "{pairs:?}"
     );
-}
-
-#[test]
-fn tube_drop_experiment_writes_its_table() {
-    let out = temp_dir("tube_drop");
-    let status = supple()
-        .args([
-            "experiment",
-            "tube-drop",
-            "--quiet",
-            "--youngs",
-            "1e6",
-            "--dt-ms",
-            "20,10",
-            "--duration",
-            "0.5",
-            "--scene",
-        ])
-        .arg(repo().join("scenes/tube_drop.toml"))
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let table = std::fs::read_to_string(out.join("table.md")).unwrap();
-    for model in ["warped", "corotational", "stvk"] {
-        assert!(table.contains(&format!("| {model} |")), "{table}");
-    }
-    let s = json(&out.join("summary.json"));
-    assert_eq!(s["runs"].as_array().unwrap().len(), 6);
-    // Corotational at 10 ms survives the impact (EXPERIMENTS.md).
-    let corot_10 = s["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["model"] == "corotational" && r["dt_ms"] == 10.0)
-        .unwrap();
-    assert_eq!(corot_10["stable"], true, "{corot_10}");
 }

@@ -52,6 +52,7 @@ pub mod vtu_read;
 pub use error::IoError;
 pub use files::Files;
 pub use scene::{
-    load_scene, parse_scene, parse_scene_from_memory, parse_scene_with, scene_from_table, ColorBy,
-    GivenMesh, OutputSettings, Scene, SceneError,
+    load_scene, load_scene_with_overrides, parse_scene, parse_scene_from_memory, parse_scene_with,
+    scene_from_table, scene_schema, ColorBy, GivenMesh, OutputSettings, Override, Scene,
+    SceneError,
 };

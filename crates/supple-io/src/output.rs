@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 /// Output settings of a scene (`[output]`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputSettings {
     /// Write a frame (VTU + a metrics row) every this many steps.
@@ -53,7 +53,9 @@ impl Default for OutputSettings {
 }
 
 /// How pictures colour the bodies' surfaces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ColorBy {
     /// One colour per body.

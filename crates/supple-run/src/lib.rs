@@ -1,6 +1,7 @@
 //! The run behind `supple run`, as a library: [`run_scene`] simulates a scene and writes its
 //! frames (VTU/PVD), `metrics.csv`, `summary.json` and pictures. The command-line program and
-//! the Python module (`supple.World.run`) both call it, so both write the same files.
+//! the Python module (`supple.World.run`) both call it, so both write the same files; [`load`]
+//! reads a scene with the command line's `--set` overrides.
 //!
 //! Also here because a run and its re-rendering share them: the recording and pictures
 //! ([`pictures`], [`plots`]), the metrics and summary ([`record`]), embedded surfaces
@@ -11,7 +12,9 @@ pub mod pictures;
 pub mod plots;
 pub mod record;
 mod run;
+mod scene;
 pub mod skin;
 mod summary;
 
 pub use run::{run_scene, Progress, RunOptions, RunOutcome, RunReport, Silent};
+pub use scene::load;

@@ -59,6 +59,7 @@ pub mod linalg;
 pub mod load;
 pub mod mesh;
 pub mod modes;
+pub mod prelude;
 pub mod time;
 pub mod world;
 

@@ -27,7 +27,17 @@ use std::path::Path;
 use supple::mesh::{signed_volume, TetMesh, DEGENERATE_REL};
 
 /// What to do with negatively oriented tets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Orient {
     /// Refuse them (counted, the first named).

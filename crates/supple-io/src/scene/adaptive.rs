@@ -31,7 +31,7 @@ pub const MAX_LEVELS: usize = 6;
 pub const MAX_JITTER: f64 = 0.2;
 
 /// `[adaptive]` as written.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AdaptiveSection {
     /// Box body: number of levels generated (level 0 included).
@@ -112,7 +112,7 @@ fn default_true() -> bool {
     true
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum BoundaryName {
     #[default]
@@ -120,7 +120,7 @@ enum BoundaryName {
     Fe,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ReadingName {
     #[default]
@@ -128,7 +128,7 @@ enum ReadingName {
     Printed,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum CouplingName {
     Paper,
@@ -136,7 +136,7 @@ enum CouplingName {
     Variational,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ToolOrderName {
     Criterion,
@@ -145,7 +145,7 @@ enum ToolOrderName {
     Graded,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ToolSideName {
     Any,
@@ -154,7 +154,7 @@ enum ToolSideName {
     Outside,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ToolTimingName {
     Frame,
@@ -162,7 +162,7 @@ enum ToolTimingName {
     Step,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum CriterionName {
     Paper,
@@ -170,15 +170,20 @@ enum CriterionName {
     Interior,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum BudgetSection {
-    None,
-    Predictive { node_updates: u64 },
-    Reactive { frame_seconds: Option<f64> },
+    /// (A struct variant, so that `deny_unknown_fields` refuses keys beside `kind`.)
+    None {},
+    Predictive {
+        node_updates: u64,
+    },
+    Reactive {
+        frame_seconds: Option<f64>,
+    },
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ToolSection {
     radius: f64,
@@ -438,7 +443,7 @@ pub(super) fn finish(
         )));
     }
     let budget = match a.budget {
-        None | Some(BudgetSection::None) => Budget::None,
+        None | Some(BudgetSection::None {}) => Budget::None,
         Some(BudgetSection::Predictive { node_updates }) if node_updates > 0 => {
             Budget::Predictive {
                 node_updates_per_frame: node_updates,

@@ -13,7 +13,7 @@ use supple::mesh::{boundary_faces, TetMesh};
 
 /// Which vertices (and boundary faces: those with all three vertices selected) a load or
 /// constraint applies to.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum RegionSection {
     /// Vertices within `tolerance` of the plane (default 1e-9 of the mesh's diagonal).
@@ -37,16 +37,18 @@ pub(super) enum RegionSection {
     Faces(Vec<[u32; 3]>),
 }
 
-/// The time function keys shared by loads and constraints (at most one).
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct TimeKeys {
+/// The time function keys shared by loads and constraints (at most one), written inline in
+/// both sections (not `#[serde(flatten)]`ed: serde's `deny_unknown_fields` does not work
+/// through a flattened struct, and the schema test needs serde's list of keys).
+#[derive(Debug, Default)]
+pub(super) struct TimeKeys<'a> {
     scale: Option<f64>,
     ramp: Option<[f64; 2]>,
-    keyframes: Option<Vec<[f64; 2]>>,
+    keyframes: Option<&'a [[f64; 2]]>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[[load]]`: a force, traction or pressure on a region, file or vertices, scaled in time.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct LoadSection {
     name: Option<String>,
@@ -60,11 +62,15 @@ pub(super) struct LoadSection {
     pressure: Option<f64>,
     #[serde(default)]
     follower: bool,
-    #[serde(flatten)]
-    time: TimeKeys,
+    /// The time function: a constant factor, ...
+    scale: Option<f64>,
+    /// ... or a linear ramp from 0 at `ramp[0]` to 1 at `ramp[1]` (s), ...
+    ramp: Option<[f64; 2]>,
+    /// ... or `[t, factor]` keyframes, linearly interpolated.
+    keyframes: Option<Vec<[f64; 2]>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AffineSection {
     matrix: [[f64; 3]; 3],
@@ -72,7 +78,7 @@ pub(super) struct AffineSection {
     offset: [f64; 3],
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RotationSection {
     axis: [f64; 3],
@@ -81,7 +87,8 @@ pub(super) struct RotationSection {
     degrees: f64,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[[constraint]]`: some components of a region's vertices held, displaced or moved.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ConstraintSection {
     name: Option<String>,
@@ -101,8 +108,32 @@ pub(super) struct ConstraintSection {
     interpolation: Option<String>,
     release: Option<f64>,
     torque_point: Option<[f64; 3]>,
-    #[serde(flatten)]
-    time: TimeKeys,
+    /// The time function: a constant factor, ...
+    scale: Option<f64>,
+    /// ... or a linear ramp from 0 at `ramp[0]` to 1 at `ramp[1]` (s), ...
+    ramp: Option<[f64; 2]>,
+    /// ... or `[t, factor]` keyframes, linearly interpolated.
+    keyframes: Option<Vec<[f64; 2]>>,
+}
+
+impl LoadSection {
+    fn time_keys(&self) -> TimeKeys<'_> {
+        TimeKeys {
+            scale: self.scale,
+            ramp: self.ramp,
+            keyframes: self.keyframes.as_deref(),
+        }
+    }
+}
+
+impl ConstraintSection {
+    fn time_keys(&self) -> TimeKeys<'_> {
+        TimeKeys {
+            scale: self.scale,
+            ramp: self.ramp,
+            keyframes: self.keyframes.as_deref(),
+        }
+    }
 }
 
 fn time_function(t: &TimeKeys, key: &str) -> Result<TimeFunction, String> {
@@ -326,7 +357,7 @@ pub(super) fn add_loads(
             super::names::check_name(&format!("{key}.name"), name)?;
         }
         let b = body_index(bodies, &s.body, &key)?;
-        let time = time_function(&s.time, &key)?;
+        let time = time_function(&s.time_keys(), &key)?;
         let mesh = &bodies[b].mesh;
         let region = |s: &LoadSection| -> Result<(Vec<u32>, Vec<[u32; 3]>), String> {
             let r = s.region.as_ref().ok_or_else(|| {
@@ -409,7 +440,7 @@ pub(super) fn add_constraints(
             super::names::check_name(&format!("{key}.name"), name)?;
         }
         let b = body_index(bodies, &s.body, &key)?;
-        let time = time_function(&s.time, &key)?;
+        let time = time_function(&s.time_keys(), &key)?;
         let (vertices, _) = select(&bodies[b].mesh, &s.region, &format!("{key}.region"))?;
         let components = match &s.components {
             None => Components::All,

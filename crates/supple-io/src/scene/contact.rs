@@ -9,7 +9,7 @@ use supple::contact::{
 };
 
 /// `[contact]`: collisions between deformable surfaces (obstacles are `[[obstacle]]`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ContactSection {
     self_collision: Option<bool>,
@@ -40,7 +40,7 @@ pub(super) struct ContactSection {
     ipc_max_iterations: Option<u32>,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum BroadName {
     Sap,
@@ -48,14 +48,14 @@ enum BroadName {
     BruteForce,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum NarrowName {
     Exact,
     Hermite,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ResponseName {
     Projection,
@@ -63,7 +63,7 @@ enum ResponseName {
     Ipc,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ShapeName {
     Plane,
@@ -73,7 +73,7 @@ enum ShapeName {
 }
 
 /// `[[obstacle]]`: a rigid shape, static or moving on a prescribed path.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ObstacleSection {
     name: Option<String>,
@@ -100,7 +100,7 @@ pub(super) struct ObstacleSection {
     keyframe: Vec<KeyframeSection>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct KeyframeSection {
     t: f64,

@@ -12,7 +12,7 @@ use supple::constraint::{
 };
 use supple::mesh::Embedding;
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum KindName {
     Point,
@@ -21,7 +21,7 @@ enum KindName {
     Link,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ExactSection {
     name: Option<String>,
@@ -214,7 +214,7 @@ fn material_point(
 
 /// `[exact]`: the projection of the exact constraints (absent keys keep the library's
 /// defaults, see `supple::constraint::ExactSettings`).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ExactSettingsSection {
     tolerance: Option<f64>,

@@ -5,12 +5,21 @@ use crate::import::Orient;
 use serde::Deserialize;
 use std::path::PathBuf;
 
-#[derive(Debug, Deserialize)]
+/// A Supple scene (TOML): what to simulate, with which settings, and what to write. Every
+/// key has a default except each body's `mesh` and `material.model`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "Supple scene")]
 pub(super) struct SceneFile {
+    /// The scene's name (output folder, pictures); default: the file's stem.
     pub(super) name: Option<String>,
+    /// Time step (s); adaptive scenes: the frame period.
+    #[serde(default = "default_dt")]
     pub(super) dt: f64,
+    /// Simulated time (s).
+    #[serde(default = "default_duration")]
     pub(super) duration: f64,
+    /// Gravity (m/s²).
     #[serde(default = "default_gravity")]
     pub(super) gravity: [f64; 3],
     #[serde(default)]
@@ -45,7 +54,7 @@ pub(super) struct SceneFile {
 
 /// `[step_control]`: how failed steps are judged and retried (absent keys keep the library's
 /// defaults, see `supple::world::StepControl`).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct StepControlSection {
     pub(super) max_halvings: Option<u32>,
@@ -62,9 +71,29 @@ pub(super) fn default_gravity() -> [f64; 3] {
     [0.0, -9.81, 0.0]
 }
 
+/// The defaults of keys a minimal scene leaves out, the same as the Python module's
+/// (`supple.World(dt=0.01, duration=1.0)`, `supple.Body(density=1000.0)`): a scene needs only
+/// a body's mesh and material model.
+pub(super) fn default_dt() -> f64 {
+    0.01
+}
+
+pub(super) fn default_duration() -> f64 {
+    1.0
+}
+
+pub(super) fn default_density() -> f64 {
+    1000.0
+}
+
+/// Young's modulus (Pa) and Poisson's ratio when a material gives no elastic pair (the
+/// bundled bar's: a soft rubber); either alone takes the other from here.
+pub(super) const DEFAULT_YOUNGS: f64 = 1e5;
+pub(super) const DEFAULT_POISSON: f64 = 0.33;
+
 /// `[integrator]`: the scheme and its own settings (each key belongs to some kinds only; the
 /// linear solver of implicit kinds is `[solver]`).
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct IntegratorSection {
     #[serde(default)]
@@ -84,7 +113,9 @@ pub(super) struct IntegratorSection {
     pub(super) atol: Option<f64>,
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq)]
+#[derive(
+    Debug, Deserialize, Default, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum IntegratorName {
     #[default]
@@ -98,7 +129,7 @@ pub(super) enum IntegratorName {
     Rkf45,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub(super) struct SolverSection {
     pub(super) kind: SolverName,
@@ -124,7 +155,7 @@ impl Default for SolverSection {
     }
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum PreconditionerName {
     BlockJacobi,
@@ -135,7 +166,7 @@ pub(super) enum PreconditionerName {
     Auto,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum WarmStartName {
     Zero,
@@ -144,14 +175,14 @@ pub(super) enum WarmStartName {
     Adaptive,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum SolverName {
     Pcg,
     Cholesky,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum OrderingName {
     Natural,
@@ -163,7 +194,7 @@ pub(super) enum OrderingName {
 
 pub(super) type OutputSection = OutputSettings;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct BodySection {
     pub(super) name: Option<String>,
@@ -186,7 +217,7 @@ pub(super) struct BodySection {
     pub(super) hierarchy: Option<super::hierarchy::HierarchySection>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum MeshSection {
     Box {
@@ -244,14 +275,14 @@ pub(super) fn default_split() -> u8 {
     5
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Clone, Copy, schemars::JsonSchema)]
 #[serde(untagged)]
 pub(super) enum CellSize {
     Uniform(f64),
     PerAxis([f64; 3]),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub(super) struct TransformSection {
     pub(super) scale: f64,
@@ -270,19 +301,31 @@ impl Default for TransformSection {
     }
 }
 
-/// `[body.material]`: the model, its elastic constants as exactly one of the pairs
+/// `[body.material]`: the model, its elastic constants as at most one of the pairs
 /// (`youngs`, `poisson`), (`mu`, `lambda`) or (`alpha`, `beta`) (bulk and shear modulus,
-/// Liesenfeld & Stolfi's native parameters), and the model's options.
-#[derive(Debug, Deserialize)]
+/// Liesenfeld & Stolfi's native parameters; none: E = 1e5 Pa, ν = 0.33), and the model's
+/// options.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct MaterialSection {
+    /// The elastic model (required).
     pub(super) model: ModelName,
+    /// Young's modulus E (Pa); default 1e5 when no other pair is given.
+    #[schemars(extend("default" = DEFAULT_YOUNGS))]
     pub(super) youngs: Option<f64>,
+    /// Poisson's ratio ν, in (−1, 0.5); default 0.33 when no other pair is given.
+    #[schemars(extend("default" = DEFAULT_POISSON))]
     pub(super) poisson: Option<f64>,
+    /// Lamé's shear modulus μ (Pa), with `lambda`.
     pub(super) mu: Option<f64>,
+    /// Lamé's first parameter λ (Pa), with `mu`.
     pub(super) lambda: Option<f64>,
+    /// Liesenfeld & Stolfi's bulk modulus (Pa), with `beta`.
     pub(super) alpha: Option<f64>,
+    /// Liesenfeld & Stolfi's shear modulus (Pa), with `alpha`.
     pub(super) beta: Option<f64>,
+    /// Mass density (kg/m³).
+    #[serde(default = "default_density")]
     pub(super) density: f64,
     /// Corotational ("rotated" | "exact") and warped ("rotated" | "element").
     pub(super) tangent: Option<TangentName>,
@@ -296,7 +339,7 @@ pub(super) struct MaterialSection {
     pub(super) ghost_correction: Option<bool>,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum ModelName {
     Linear,
@@ -308,7 +351,9 @@ pub(super) enum ModelName {
     FixedCorotated,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, Default, PartialEq)]
+#[derive(
+    Debug, Deserialize, Clone, Copy, Default, PartialEq, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum TangentName {
     #[default]
@@ -318,7 +363,7 @@ pub(super) enum TangentName {
     Element,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum RotationName {
     Polar,
@@ -327,7 +372,7 @@ pub(super) enum RotationName {
     Qr,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum RotationFieldName {
     EdgeFrame,
@@ -335,14 +380,14 @@ pub(super) enum RotationFieldName {
 }
 
 /// `[body.viscosity]`: dissipation beside Rayleigh damping.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum ViscositySection {
     StrainRate { d_mu: f64, d_lambda: f64 },
     LiesenfeldStolfi { eta1: f64, eta2: f64 },
 }
 
-#[derive(Debug, Deserialize, Clone, Copy, Default)]
+#[derive(Debug, Deserialize, Clone, Copy, Default, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum MassName {
     #[default]
@@ -350,14 +395,14 @@ pub(super) enum MassName {
     Consistent,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub(super) struct DampingSection {
     pub(super) alpha: f64,
     pub(super) beta: f64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum FixedSection {
     /// Vertices inside the axis-aligned box (bounds included).
@@ -370,7 +415,7 @@ pub(super) enum FixedSection {
     Region(String),
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ProbeSection {
     pub(super) name: String,

@@ -1,7 +1,7 @@
 //! Scenes and meshes described by a program rather than a file (the Python module): the keys
 //! of a scene file as TOML tables, validated by the same code as scene files.
 
-use super::file::{MeshSection, SceneFile};
+use super::file::MeshSection;
 use super::{read_mesh, validate, BodyIssue, Scene, SceneError};
 use crate::files::Files;
 use std::path::Path;
@@ -37,19 +37,7 @@ pub fn scene_from_table(
     meshes: &[GivenMesh],
 ) -> Result<Scene, SceneError> {
     let path = Path::new(name);
-    let file: SceneFile =
-        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
-            let key = e.path().to_string();
-            let message = e.into_inner().message().to_string();
-            SceneError::Invalid {
-                path: path.to_path_buf(),
-                message: if key == "." {
-                    message
-                } else {
-                    format!("{key}: {message}")
-                },
-            }
-        })?;
+    let file = super::parse::scene_file_from_table(table, path)?;
     validate(file, path, Files::Disk, meshes)
 }
 

@@ -8,7 +8,7 @@ use supple::body::BodyDesc;
 use supple::constraint::{Interpolation, Keyframes};
 use supple::world::{GrabPath, GrabSettings};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct GrabSection {
     name: Option<String>,
@@ -31,7 +31,7 @@ pub(super) struct GrabSection {
 }
 
 /// `interpolation = "linear" | "catmull_rom"` of a keyframed path (grabs, exact constraints).
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum InterpolationName {
     #[default]

@@ -28,7 +28,7 @@ use supple::mesh::{Embedding, Hierarchy};
 use supple::time::IntegratorKind;
 
 /// The `[body.hierarchy]` table.
-#[derive(Debug, Deserialize, Clone)]
+#[derive(Debug, Deserialize, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct HierarchySection {
     #[serde(default = "default_levels")]
@@ -49,7 +49,7 @@ fn default_update_every() -> u32 {
     HierarchySettings::default().update_every
 }
 
-#[derive(Debug, Deserialize, Default, Clone, Copy)]
+#[derive(Debug, Deserialize, Default, Clone, Copy, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum ReadingName {
     #[default]

@@ -35,11 +35,7 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         .iter()
         .filter(|(_, a, _, b)| a.is_some() || b.is_some());
     let (youngs, poisson) = match (given.next(), given.next()) {
-        (None, _) => {
-            return Err(format!(
-                "{mkey}: give the elastic constants as youngs and poisson, as mu and lambda, or as alpha (bulk modulus) and beta (shear modulus)"
-            ))
-        }
+        (None, _) => (DEFAULT_YOUNGS, DEFAULT_POISSON),
         (Some(a), Some(b)) => {
             return Err(format!(
                 "{mkey}: give the elastic constants once: both {}/{} and {}/{} are set",
@@ -49,6 +45,10 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         (Some(&(ka, a, kb, b)), None) => {
             let (a, b) = match (a, b) {
                 (Some(a), Some(b)) => (a, b),
+                // Either of E and ν alone takes the other's default; the other pairs are
+                // whole alternatives, with no default for half of one.
+                (Some(e), None) if ka == "youngs" => (e, DEFAULT_POISSON),
+                (None, Some(nu)) if ka == "youngs" => (DEFAULT_YOUNGS, nu),
                 (None, _) => return Err(format!("{mkey}.{ka}: missing (it goes with {kb})")),
                 (_, None) => return Err(format!("{mkey}.{kb}: missing (it goes with {ka})")),
             };

@@ -29,10 +29,16 @@ mod given;
 mod grab;
 mod hierarchy;
 mod integrator;
+mod keys;
 mod material;
 mod mesh_file;
 pub mod names;
+mod overrides;
+mod parse;
 mod rigid;
+mod schema;
+#[cfg(test)]
+mod schema_tests;
 mod surface;
 
 pub use crate::output::{ColorBy, OutputSettings, GIF_AUTO_MAX_FRAMES};
@@ -43,7 +49,9 @@ use file::*;
 pub use given::{mesh_from_table, scene_from_table, GivenMesh};
 pub use grab::SceneGrab;
 pub use hierarchy::SceneHierarchy;
+pub use overrides::{apply_overrides, Override};
 pub use rigid::SceneRigid;
+pub use schema::{scene_schema, scene_schema_json};
 pub use surface::SceneSurface;
 
 /// A scene that could not be read, parsed or validated.
@@ -62,6 +70,14 @@ pub enum SceneError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// Unknown keys, missing keys or a value of the wrong type, all that were found, one per
+    /// line (`bar.toml:5:12: body[0].material.yungs: unknown field `yungs` (did you mean
+    /// `youngs`?)`).
+    #[error("{}", .problems.join("\n"))]
+    Keys {
+        path: PathBuf,
+        problems: Vec<String>,
+    },
     /// A mesh file named at `key` (for example `body[0].mesh.path`) could not be read.
     #[error("{path}: {key}: {source}")]
     Mesh {
@@ -239,34 +255,36 @@ pub fn parse_scene_from_memory(
 
 /// [`parse_scene`] reading the files the scene names from `files`.
 pub fn parse_scene_with(text: &str, path: &Path, files: Files<'_>) -> Result<Scene, SceneError> {
-    let syntax = |err: toml::de::Error, key: String| {
-        let (line, column) = err.span().map_or((1, 1), |s| line_col(text, s.start));
-        SceneError::Syntax {
-            path: path.to_path_buf(),
-            line,
-            column,
-            key,
-            message: err.message().to_string(),
-        }
-    };
-    let de = toml::Deserializer::parse(text).map_err(|e| syntax(e, String::new()))?;
-    let file: SceneFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        let key = e.path().to_string();
-        let key = if key == "." {
-            String::new()
-        } else {
-            format!("{key}: ")
-        };
-        syntax(e.into_inner(), key)
-    })?;
-    validate(file, path, files, &[])
+    parse_scene_with_overrides(text, path, files, &[])
 }
 
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    (line, column)
+/// [`load_scene`] with `--set KEY=VALUE` overrides applied to the file's keys before they
+/// are checked and validated.
+///
+/// ```
+/// use supple_io::scene::{parse_scene_with_overrides, Override};
+/// let text = "[[body]]\nmesh = { kind = \"box\", cells = [2, 1, 1], cell_size = 0.1 }\n\
+///             material = { model = \"linear\" }\n";
+/// let set: Vec<Override> = ["body[0].material.youngs=2e5", "dt=0.005"]
+///     .iter().map(|s| s.parse().unwrap()).collect();
+/// let files = supple_io::files::Files::Disk;
+/// let scene = parse_scene_with_overrides(text, "bar.toml".as_ref(), files, &set).unwrap();
+/// assert_eq!((scene.dt, scene.bodies[0].youngs), (0.005, 2e5));
+/// ```
+pub fn load_scene_with_overrides(path: &Path, overrides: &[Override]) -> Result<Scene, SceneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
+    parse_scene_with_overrides(&text, path, Files::Disk, overrides)
+}
+
+/// [`parse_scene_with`] with `overrides` applied (see [`load_scene_with_overrides`]).
+pub fn parse_scene_with_overrides(
+    text: &str,
+    path: &Path,
+    files: Files<'_>,
+    overrides: &[Override],
+) -> Result<Scene, SceneError> {
+    let file = parse::scene_file(text, path, overrides)?;
+    validate(file, path, files, &[])
 }
 
 fn positive(key: &str, value: f64) -> Result<(), String> {

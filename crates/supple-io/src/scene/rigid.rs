@@ -7,7 +7,7 @@ use super::{bc, names};
 use serde::Deserialize;
 use supple::body::BodyDesc;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RigidSection {
     name: Option<String>,

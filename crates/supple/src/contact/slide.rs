@@ -5,7 +5,7 @@
 //! tangentially with the velocity of the first (free) solve, which knows nothing of the
 //! contact: a body in lasting contact — a box pressed by a plate — springs back in the free
 //! solve, and its held vertices are then dragged sideways by that spring-back while their
-//! neighbours are not (the crush of `supple experiment stress` flattened its corner tets this
+//! neighbours are not (the crush of `supple-lab stress` flattened its corner tets this
 //! way and diverged). For an integrator that takes sliding holds
 //! ([`crate::time::sliding`]) a vertex touching exactly one obstacle is therefore held along
 //! that obstacle's normal only, at the obstacle's normal velocity (no approach, Zhuang & Canny

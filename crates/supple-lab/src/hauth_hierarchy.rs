@@ -18,7 +18,7 @@
 //! frame of the turning base: `d(t) = x(t) − R(t) X`, against the reference's `d_ref(t)`,
 //! both at the end (where `R = I`) and as `max_t ‖d − d_ref‖ / max_t ‖d_ref‖`.
 
-use crate::bench::BenchPreconditioner;
+use crate::args::BenchPreconditioner;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fmt::Write as _;
@@ -28,7 +28,7 @@ use supple::body::{Body, BodyDesc};
 use supple::constraint::{Components, ConstraintDesc, Motion};
 use supple::fem::material::{CorotationalSettings, CorotationalTangent, ModelKind};
 use supple::hierarchical::{HierarchicalBody, HierarchySettings, Reading, Scheme};
-use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
+use supple::linalg::{OrderingKind, PcgSettings};
 use supple::load::{LoadDesc, LoadKind, TimeFunction};
 use supple::mesh::{boundary_faces, box_grid, BoxGrid, Hierarchy, TetMesh, TetSplit};
 use supple::nalgebra::{Rotation3, Unit, Vector3};
@@ -322,14 +322,7 @@ pub fn hauth_hierarchy(args: HauthHierarchyArgs) -> Result<()> {
         .context("empty mesh")?;
     let pcg = PcgSettings {
         tolerance: args.pcg_tolerance,
-        preconditioner: match args.preconditioner {
-            BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
-            BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
-            BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
-            BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
-            BenchPreconditioner::Amg => Preconditioner::Amg,
-            BenchPreconditioner::Auto => Preconditioner::Auto,
-        },
+        preconditioner: args.preconditioner.into(),
         ..PcgSettings::default()
     };
     let newton_pcg = NewtonSettings {

@@ -133,8 +133,8 @@ fn parse(text: &str, name: &str) -> Result<supple_io::Scene> {
 
 /// The cases of the matrix (`quick`: three of them, shortened).
 pub(crate) fn cases(scenes: &Path, quick: bool) -> Result<Vec<Case>> {
-    let tube = crate::load(&scenes.join("tube_drop.toml"), None)?;
-    let bar = crate::load(&scenes.join("bar.toml"), None)?;
+    let tube = supple_run::load(&scenes.join("tube_drop.toml"), None, &[])?;
+    let bar = supple_run::load(&scenes.join("bar.toml"), None, &[])?;
     let with = |mut s: supple_io::Scene, gravity_factor: f64, duration: f64| {
         s.gravity *= gravity_factor;
         s.duration = duration;

@@ -159,7 +159,7 @@ fn run_one(
 }
 
 pub fn tube_drop(args: TubeDropArgs) -> Result<()> {
-    let base = crate::load(&args.scene, None)?;
+    let base = supple_run::load(&args.scene, None, &[])?;
     let out = args
         .out
         .clone()

@@ -9,8 +9,8 @@ use std::process::Command;
 #[test]
 fn hauth_example1_force_errors() {
     let out = std::env::temp_dir().join(format!("supple-hauth-{}", std::process::id()));
-    let status = Command::new(env!("CARGO_BIN_EXE_supple"))
-        .args(["experiment", "hauth-forces", "--quiet", "--cells", "3"])
+    let status = Command::new(env!("CARGO_BIN_EXE_supple-lab"))
+        .args(["hauth-forces", "--quiet", "--cells", "3"])
         .args(["--samples", "12", "--out"])
         .arg(&out)
         .status()
@@ -54,8 +54,8 @@ fn hauth_example1_force_errors() {
 #[test]
 fn hauth_example3_hierarchy_writes_its_table() {
     let out = std::env::temp_dir().join(format!("supple-hauth-hier-{}", std::process::id()));
-    let status = Command::new(env!("CARGO_BIN_EXE_supple"))
-        .args(["experiment", "hauth-hierarchy", "--duration", "0.3"])
+    let status = Command::new(env!("CARGO_BIN_EXE_supple-lab"))
+        .args(["hauth-hierarchy", "--duration", "0.3"])
         .args(["--no-cholesky-reference", "--out"])
         .arg(&out)
         .status()
@@ -99,8 +99,8 @@ fn hauth_example3_hierarchy_writes_its_table() {
 #[test]
 fn hauth_example4_liver_writes_its_table() {
     let out = std::env::temp_dir().join(format!("supple-hauth-liver-{}", std::process::id()));
-    let status = Command::new(env!("CARGO_BIN_EXE_supple"))
-        .args(["experiment", "hauth-liver", "--duration", "1", "--out"])
+    let status = Command::new(env!("CARGO_BIN_EXE_supple-lab"))
+        .args(["hauth-liver", "--duration", "1", "--out"])
         .arg(&out)
         .status()
         .unwrap();

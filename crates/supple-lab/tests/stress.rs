@@ -1,4 +1,4 @@
-//! `supple experiment stress --quick`: the files it writes and their shape.
+//! `supple-lab stress --quick`: the files it writes and their shape.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,8 +25,8 @@ fn fields(line: &str) -> Vec<String> {
 fn quick_matrix_writes_table_and_runs() {
     let out = std::env::temp_dir().join(format!("supple-cli-test-{}-stress", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new(env!("CARGO_BIN_EXE_supple"))
-        .args(["experiment", "stress", "--quick", "--out"])
+    let output = Command::new(env!("CARGO_BIN_EXE_supple-lab"))
+        .args(["stress", "--quick", "--out"])
         .arg(&out)
         .arg("--scenes")
         .arg(repo().join("scenes"))
