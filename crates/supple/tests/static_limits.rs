@@ -126,14 +126,17 @@ fn only_the_linear_model_is_exempt() {
     assert!(!w.is_linear_static(0), "a dynamic linear run is judged");
 }
 
-/// A pure 90° rotation prescribed on the boundary of a cube (as an `affine` map and as a
-/// `rotation` constraint), reached in 2 and 4 load steps, for corotational and StVK: every
-/// load step's prescribed positions are a rigid rotation (on the rotation group, not the
-/// chord that squashes the cube to half its volume half way), so each solve converges and
-/// the interior ends rotated rigidly.
+/// A pure 90° rotation prescribed on the boundary of a cube of 6³ cells (as an `affine` map
+/// and as a `rotation` constraint), reached in 2 and 4 load steps with the default Newton
+/// settings and Cholesky, for corotational (its default tangent) and StVK: every load step's
+/// prescribed positions are a rigid rotation (on the rotation group, not the chord that
+/// squashes the cube to half its volume half way), so every solve converges without a retry
+/// and the interior ends rotated rigidly. On the chord, corotational missed its tolerance
+/// with 2 and 4 load steps and StVK with 2 and 4 (a `rotation` constraint was on the rotation
+/// path already; it stays covered here).
 #[test]
 fn a_prescribed_rotation_is_load_stepped_on_the_rotation_group() {
-    let mesh = grid([3, 3, 3], Vector3::repeat(1.0 / 3.0));
+    let mesh = grid([6, 6, 6], Vector3::repeat(1.0 / 6.0));
     let boundary = vertices_where(&mesh, |p| {
         p.iter().any(|&c| !(1e-9..=1.0 - 1e-9).contains(&c))
     });
@@ -158,9 +161,15 @@ fn a_prescribed_rotation_is_load_stepped_on_the_rotation_group() {
         ),
     ];
     let models = [
-        ModelKind::corotational(CorotationalTangent::Exact),
+        ModelKind::corotational(CorotationalTangent::Rotated),
         ModelKind::Stvk,
     ];
+    let newton = NewtonSettings {
+        solver: LinearSolverKind::Cholesky {
+            ordering: OrderingKind::Amd,
+        },
+        ..NewtonSettings::default()
+    };
     for (name, motion) in &motions {
         for model in models {
             for steps in [2, 4] {
@@ -169,16 +178,21 @@ fn a_prescribed_rotation_is_load_stepped_on_the_rotation_group() {
                     motion: motion.clone(),
                     ..ConstraintDesc::fixed("boundary", boundary.clone())
                 }];
-                let mut w = world(desc, Vector3::zeros(), statics(steps, 1e-10));
+                let kind = IntegratorKind::Static {
+                    load_steps: steps,
+                    newton,
+                };
+                let mut w = world(desc, Vector3::zeros(), kind);
                 let what = format!("{name} {model:?} {steps} load steps");
                 w.step().unwrap_or_else(|e| panic!("{what}: {e}"));
                 let stats = w.last_stats()[0];
                 assert!(stats.newton_converged, "{what}: {stats:?}");
+                assert_eq!(w.totals().retries, 0, "{what}");
                 let b = &w.bodies[0];
                 let err = (0..b.n_vertices())
                     .map(|i| (b.x[i] - (center + r * (b.mesh.positions[i] - center))).norm())
                     .fold(0.0, f64::max);
-                assert!(err < 1e-8, "{what}: off the rigid rotation by {err:.2e}");
+                assert!(err < 1e-4, "{what}: off the rigid rotation by {err:.2e}");
             }
         }
     }
