@@ -135,7 +135,8 @@ impl Motion {
 /// when `det F ≤ 0`.
 fn affine_path(f: &Matrix3<f64>, p: f64) -> Matrix3<f64> {
     let identity = Matrix3::identity();
-    if !(f.determinant() > 0.0) {
+    let det = f.determinant();
+    if det.is_nan() || det <= 0.0 {
         return identity + p * (f - identity);
     }
     let r = polar::rotation(f);
