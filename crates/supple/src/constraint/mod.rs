@@ -314,9 +314,13 @@ impl Constraints {
             let m = &e.desc.motion;
             let a = from.map_or(0.0, |t| m.parameter(&e.desc.time, t));
             let p = a + mix * (m.parameter(&e.desc.time, to) - a);
+            let map = m.map_at(p);
             for &i in &e.desc.vertices {
                 let i = i as usize;
-                let target = m.target(&rest[i], p);
+                let target = match map {
+                    Some((f, c)) => f * rest[i] + c,
+                    None => m.target(&rest[i], p),
+                };
                 x[i] += e.held * (target - x[i]);
             }
         }

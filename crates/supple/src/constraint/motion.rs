@@ -2,8 +2,9 @@
 //! `X` at motion parameter `p` (`p = s(t)` from the constraint's time function, or `p = t`).
 
 use super::Keyframes;
+use crate::fem::polar;
 use crate::load::{interpolate, TimeFunction};
-use nalgebra::{Matrix3, Rotation3, Unit, Vector3};
+use nalgebra::{Matrix3, Rotation3, Unit, UnitQuaternion, Vector3};
 
 /// Where a held vertex goes.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -11,7 +12,13 @@ pub enum Motion {
     /// Its rest position `X`.
     #[default]
     Rest,
-    /// `X + p (F X + c − X)`: the affine map `x = F X + c` reached at `p = 1`.
+    /// The affine map `x = F X + c` reached at `p = 1` on the rotation group's path:
+    /// `x = R(p) (I + p (U − I)) X + p c`, with `F = R U` the polar decomposition and `R(p)`
+    /// the rotation by `p` times `R`'s angle about its axis (slerp from `I`). A chord
+    /// `X + p (F X + c − X)` would squash a rotated body half way (a 90° turn passes through
+    /// `det = ½`, and a 180° one through a flat body), which load-stepped static solves
+    /// cannot get through. For a symmetric positive definite `F` (no rotation) both are the
+    /// same; an `F` with `det F ≤ 0` (a reflection, no rotation path) keeps the chord.
     Affine { f: Matrix3<f64>, c: Vector3<f64> },
     /// `c + R(p θ) (X − c)`: rotation by `p θ` (radians) about `axis` through `center`
     /// (a rotation path, not a chord, so large angles stay rigid on the way).
@@ -83,19 +90,35 @@ impl Motion {
     pub fn target(&self, x0: &Vector3<f64>, p: f64) -> Vector3<f64> {
         match self {
             Motion::Rest => *x0,
-            Motion::Affine { f, c } => x0 + p * (f * x0 + c - x0),
+            Motion::Affine { .. } | Motion::Rotation { .. } => {
+                let (a, b) = self
+                    .map_at(p)
+                    .unwrap_or((Matrix3::identity(), Vector3::zeros()));
+                a * x0 + b
+            }
+            Motion::Translation(d) => x0 + p * d,
+            Motion::Velocity(v) => x0 + p * v,
+            Motion::Path(keys) => x0 + interpolate(keys, p, |a, b, w| a + w * (b - a)),
+            Motion::Spline(path) => x0 + path.at(p),
+        }
+    }
+
+    /// The map `x = A X + b` of an affine or rotation motion at parameter `p` (`None` for
+    /// the other motions): computed once for all the vertices of a constraint (the affine
+    /// one's polar decomposition is not per vertex).
+    pub fn map_at(&self, p: f64) -> Option<(Matrix3<f64>, Vector3<f64>)> {
+        match self {
+            Motion::Affine { f, c } => Some((affine_path(f, p), p * c)),
             Motion::Rotation {
                 center,
                 axis,
                 angle,
             } => {
                 let r = Rotation3::from_axis_angle(&Unit::new_normalize(*axis), p * angle);
-                center + r * (x0 - center)
+                let r = r.into_inner();
+                Some((r, center - r * center))
             }
-            Motion::Translation(d) => x0 + p * d,
-            Motion::Velocity(v) => x0 + p * v,
-            Motion::Path(keys) => x0 + interpolate(keys, p, |a, b, w| a + w * (b - a)),
-            Motion::Spline(path) => x0 + path.at(p),
+            _ => None,
         }
     }
 
@@ -106,4 +129,21 @@ impl Motion {
         let at = |t: f64| self.target(x0, self.parameter(time, t));
         (at(t + h) - at(t - h)) / (2.0 * h)
     }
+}
+
+/// `R(p) (I + p (U − I))` for `F = R U` (see [`Motion::Affine`]); the chord `I + p (F − I)`
+/// when `det F ≤ 0`.
+fn affine_path(f: &Matrix3<f64>, p: f64) -> Matrix3<f64> {
+    let identity = Matrix3::identity();
+    let det = f.determinant();
+    if det.is_nan() || det <= 0.0 {
+        return identity + p * (f - identity);
+    }
+    let r = polar::rotation(f);
+    let stretch = r.tr_mul(f);
+    // Symmetrize the stretch against round-off of the polar factor.
+    let stretch = 0.5 * (stretch + stretch.transpose());
+    let q = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(r));
+    let rp = q.powf(p).to_rotation_matrix().into_inner();
+    rp * (identity + p * (stretch - identity))
 }

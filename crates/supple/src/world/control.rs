@@ -18,6 +18,13 @@
 //!   times; then the step is kept and counted, and a run with more than
 //!   `max_unconverged_share` such steps fails its verdict).
 //!
+//! The volume and inversion rules do not apply to a *linear static answer* (a static solve of
+//! a model whose forces are linear in the positions, [`crate::fem::ForceModel::tangent_is_constant`]):
+//! linear elasticity has no notion of volume or inversion at large displacement, and its
+//! static answer is the linear solution however large (a clamped 1 m cantilever of
+//! E = 1e5 Pa sags to 12–212 × its rest volume); the world notes instead that the strains
+//! are outside the linear range ([`super::World::integrator_notes`]).
+//!
 //! A step is also split, not for failing but for accuracy, when a held obstacle contact
 //! began well inside it (`contact_splits`; see [`crate::contact::impact_time`]): it is taken
 //! as two parts at the contact's start, sharing the same depth budget as the halvings.
@@ -131,8 +138,17 @@ impl StepControl {
 
     /// Why `body`'s state fails the step, if it does (see the module notes).
     pub fn check(&self, body: &Body) -> Option<String> {
+        self.check_answer(body, false)
+    }
+
+    /// As [`check`](Self::check); with `linear_static` (the body's state is a linear static
+    /// answer, see the module notes) only the state itself is judged (finite, not exploded).
+    pub fn check_answer(&self, body: &Body, linear_static: bool) -> Option<String> {
         if let Some(reason) = body.check_state() {
             return Some(reason);
+        }
+        if linear_static {
+            return None;
         }
         let (volume, inverted) = volume_and_inverted(body);
         let rest = body.elems.volume.iter().sum::<f64>();
