@@ -154,7 +154,7 @@ fn process_cpu_ms() -> Option<f64> {
     };
     // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 * 1e-6)
+    (rc == 0).then_some(ts.tv_sec as f64 * 1e3 + ts.tv_nsec as f64 * 1e-6)
 }
 
 #[cfg(not(unix))]

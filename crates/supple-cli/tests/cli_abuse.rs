@@ -54,6 +54,7 @@ fn mesh_refuses_huge_coordinates_naming_the_file() {
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "side {side}: {e}");
         assert!(e.contains("cube.obj") && e.contains("at most 1e100"), "{e}");
+        assert!(e.contains(&format!("at spacing {spacing}:")), "{e}");
         assert!(!e.contains("panicked"), "{e}");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -243,9 +244,7 @@ fn the_memory_check_respects_the_address_space_limit() {
         let start = Instant::now();
         let o = Command::new("sh")
             .arg("-c")
-            .arg(format!(
-                "ulimit -v 3000000 && exec \"$0\" run --quiet --out \"$1\" \"$2\""
-            ))
+            .arg("ulimit -v 3000000 && exec \"$0\" run --quiet --out \"$1\" \"$2\"")
             .arg(env!("CARGO_BIN_EXE_supple"))
             .arg(dir.join(name).join("out"))
             .arg(dir.join(format!("{name}.toml")))

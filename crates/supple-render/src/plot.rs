@@ -71,7 +71,7 @@ const LIMIT: f64 = 1e300;
 
 /// A value as drawn: `None` when not finite, clamped to `±LIMIT` otherwise.
 fn drawn(v: f64) -> Option<f64> {
-    v.is_finite().then(|| v.clamp(-LIMIT, LIMIT))
+    v.is_finite().then_some(v.clamp(-LIMIT, LIMIT))
 }
 
 /// The axis range of `values` (non-finite ones left out), padded by 5 %, and at least a

@@ -212,7 +212,7 @@ pub fn stuff(
         return Err(StuffingError::BadBounds);
     }
     let extent = lo.iter().chain(hi.iter()).fold(h, |m, v| m.max(v.abs())) + 2.0 * h;
-    if !(extent <= MAX_COORDINATE) {
+    if extent.is_nan() || extent > MAX_COORDINATE {
         return Err(StuffingError::OutOfRange {
             extent,
             max: MAX_COORDINATE,
