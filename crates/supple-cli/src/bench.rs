@@ -142,10 +142,9 @@ struct AmgBench {
     memory_mb: f64,
 }
 
-/// User + system CPU time of this process (all threads) in ms, from the process CPU clock
-/// (`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`, POSIX; nanosecond resolution on Linux), None
-/// where the clock is missing. `/proc/self/stat`, read before, counts in 10 ms ticks: every
-/// 450-tet workload read 0.0983 ms per step.
+/// User + system CPU time of this process (all threads) in ms, from the POSIX process CPU
+/// clock (ns on Linux; `/proc/self/stat`'s 10 ms ticks made every 450-tet workload read
+/// 0.0983 ms per step), None where the clock is missing.
 #[cfg(unix)]
 fn process_cpu_ms() -> Option<f64> {
     let mut ts = libc::timespec {
@@ -579,9 +578,8 @@ mod tests {
     use super::process_cpu_ms;
     use std::time::{Duration, Instant};
 
-    /// Issue 45 item 10: the CPU clock resolves far below the 10 ms ticks of
-    /// `/proc/self/stat`. Spinning for 20 ms of wall time, successive readings advance in
-    /// many small increments (ticks would give at most 3 jumps of 10 ms each).
+    /// Issue 45 item 10: over 20 ms of spinning, readings advance in many steps below 1 ms
+    /// (`/proc/self/stat`'s 10 ms ticks would give at most 3 jumps).
     #[test]
     fn the_cpu_clock_resolves_below_a_millisecond() {
         let start = Instant::now();
