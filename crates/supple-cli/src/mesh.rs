@@ -49,7 +49,8 @@ pub fn mesh(args: MeshArgs) -> Result<()> {
     params.max_lattice_vertices = args.max_lattice_vertices;
     let out = stuff(&surface, &params).with_context(|| {
         format!(
-            "{}: stuffing at spacing {}",
+            // Shortest round-trip form: `1e299`, not 300 digits.
+            "{}: stuffing at spacing {:?}",
             args.surface.display(),
             args.spacing
         )

@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rayon::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use supple::mesh::{Embedding, TetMesh};
 use supple::nalgebra::Vector3;
 use supple_io::vtp::{read_vtp, VtpData};
@@ -134,6 +134,35 @@ fn body_of(file: &str) -> Option<&str> {
     base.rfind("_frame_").map(|i| &base[..i])
 }
 
+/// Every frame of a body must have its first frame's mesh (same vertex count, same tets):
+/// the pictures bind the first frame's surface and colour by its tets, so a frame written
+/// from another mesh would be drawn as garbage or index out of its arrays.
+fn same_meshes(entries: &[(f64, String)], frames: &[Vec<VtuData>], dir: &Path) -> Result<()> {
+    let n = frames.first().map_or(0, Vec::len);
+    for (k, bodies) in frames.iter().enumerate().skip(1) {
+        for (b, v) in bodies.iter().enumerate() {
+            let first = &frames[0][b];
+            if v.positions.len() != first.positions.len() || v.tets != first.tets {
+                bail!(
+                    "{}: frame {k} has another mesh than frame 0 ({}): {} vertices and {} tets against {} and {}{}; a run's frames share one mesh",
+                    dir.join(&entries[k * n + b].1).display(),
+                    entries[b].1,
+                    v.positions.len(),
+                    v.tets.len(),
+                    first.positions.len(),
+                    first.tets.len(),
+                    if v.tets.len() == first.tets.len() && v.positions.len() == first.positions.len() {
+                        " (the tets differ)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn render(args: RenderArgs) -> Result<i32> {
     anyhow::ensure!(
         args.gif_fps > 0.0 && args.gif_fps <= 100.0,
@@ -177,6 +206,7 @@ pub fn render(args: RenderArgs) -> Result<i32> {
                 .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
+    same_meshes(&entries, &frames, dir)?;
     // A single body's frames do not carry its name: summary.json does.
     let summary_name = std::fs::read_to_string(dir.join("summary.json"))
         .ok()

@@ -62,6 +62,9 @@ impl Progress for Terminal {
     fn finish(&mut self) {
         self.bar.finish_and_clear();
     }
+    fn pictures(&mut self, summary: &std::path::Path) {
+        crate::interrupt::pictures_phase(summary);
+    }
 }
 
 /// Runs the scene; returns the process exit status (0; [`crate::EXIT_DIVERGED`] when the

@@ -16,6 +16,9 @@ use std::path::Path;
 
 /// VTK cell type of a linear tetrahedron.
 pub const VTK_TETRA: u8 = 10;
+/// VTK's 10-node (second-order) tetrahedron: the 4 corners first, then the 6 edge nodes
+/// (VTK file formats, "Cell types"). The readers keep its corners, as Gmsh's type 11.
+pub const VTK_QUADRATIC_TETRA: u8 = 24;
 
 /// One frame of a tetrahedral mesh with optional point and cell fields.
 ///

@@ -5,7 +5,7 @@
 use crate::error::IoError;
 use crate::pvd::PvdEntry;
 use crate::vtk_data::{decode_binary, numbers_from_ascii, numbers_from_bytes, HeaderType, Numbers};
-use crate::vtu::VTK_TETRA;
+use crate::vtu::{VTK_QUADRATIC_TETRA, VTK_TETRA};
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -155,6 +155,15 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
                 .ok_or_else(|| err(at, format!("array `{name}`: integers expected")))
         };
         if inside(points, at) {
+            // Absent means 1 in VTK; our files and ParaView's always say 3.
+            if attr(tag, "NumberOfComponents").is_some() && components != 3 {
+                return Err(err(
+                    at,
+                    format!(
+                        "<Points> array `{name}`: NumberOfComponents = {components}, must be 3"
+                    ),
+                ));
+            }
             out.positions = vectors(sized(values, 3 * n_points)?);
         } else if inside(point_data, at) {
             if components == 3 {
@@ -204,17 +213,27 @@ pub fn parse_vtu(xml: &str, path: &Path) -> Result<VtuData, IoError> {
             .filter(|(a, b)| a <= b && *b <= conn.len())
             .ok_or_else(|| err(piece, format!("cell {c}: offset {end} is out of range")))?;
         start = end;
-        if ty != i64::from(VTK_TETRA) {
-            out.skipped_cells += 1;
-            continue;
-        }
+        let corners = match u8::try_from(ty) {
+            Ok(VTK_TETRA) => 4,
+            Ok(VTK_QUADRATIC_TETRA) => 10,
+            _ => {
+                out.skipped_cells += 1;
+                continue;
+            }
+        };
         let ids = &conn[range.0..range.1];
-        if ids.len() != 4 {
+        if ids.len() != corners {
             return Err(err(
                 piece,
-                format!("cell {c}: a tetrahedron with {} vertices", ids.len()),
+                format!(
+                    "cell {c}: a tetrahedron of type {ty} with {} vertices (expected {corners})",
+                    ids.len()
+                ),
             ));
         }
+        // A 10-node tet keeps its 4 corners (the first 4); its edge nodes, used by no other
+        // cell, are dropped as unused vertices.
+        let ids = &ids[..4];
         let mut tet = [0u32; 4];
         for (k, &i) in ids.iter().enumerate() {
             tet[k] = u32::try_from(i)

@@ -5,7 +5,8 @@ use crate::{body_color, Image, RenderError};
 use plotters::prelude::*;
 use std::path::Path;
 
-/// A named line: `(x, y)` points in order; non-finite points are left out.
+/// A named line: `(x, y)` points in order; non-finite points are left out and magnitudes
+/// past `1e300` are drawn at `±1e300`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     /// Legend entry.
@@ -61,20 +62,30 @@ pub fn write_chart(path: &Path, chart: &Chart) -> Result<(), RenderError> {
         .write_png(path)
 }
 
+/// The largest magnitude drawn: larger finite values are drawn at `±LIMIT` (at the axes'
+/// edge). Without it a column spanning `±1e308` made the axis width overflow to infinity and
+/// plotters' tick search (`gen_key_points_comp`, which shrinks the tick step until enough
+/// ticks fit) loop forever on NaN tick counts; `1e300` leaves the width and the padding
+/// finite.
+const LIMIT: f64 = 1e300;
+
+/// A value as drawn: `None` when not finite, clamped to `±LIMIT` otherwise.
+fn drawn(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v.clamp(-LIMIT, LIMIT))
+}
+
+/// The axis range of `values` (non-finite ones left out), padded by 5 %, and at least a
+/// billionth of the values' magnitude wide so that the ticks stay apart in `f64`.
 fn finite_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
-        .filter(|v| v.is_finite())
+        .filter_map(drawn)
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
     if lo > hi {
         return (0.0, 1.0);
     }
-    let pad = if hi > lo {
-        0.05 * (hi - lo)
-    } else {
-        0.5 * lo.abs().max(1e-12)
-    };
+    let pad = (0.05 * (hi - lo)).max(1e-9 * lo.abs().max(hi.abs()).max(1e-3));
     (lo - pad, hi + pad)
 }
 
@@ -104,8 +115,7 @@ fn draw_panel(panel: &Panel, x_label: &str, area: &Area) -> Result<(), Box<dyn s
         let pts = s
             .points
             .iter()
-            .copied()
-            .filter(|(x, y)| x.is_finite() && y.is_finite());
+            .filter_map(|&(x, y)| Some((drawn(x)?, drawn(y)?)));
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))?
             .label(&s.name)
@@ -121,4 +131,66 @@ fn draw_panel(panel: &Panel, x_label: &str, area: &Area) -> Result<(), Box<dyn s
             .draw()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Draws `points` as one panel in a thread: `Err` if it takes more than 10 s (a hang).
+    fn draw_within(points: Vec<(f64, f64)>) -> Result<Image, String> {
+        let chart = Chart {
+            x_label: "time (s)".into(),
+            panels: vec![Panel {
+                title: "energy".into(),
+                y_label: "J".into(),
+                series: vec![Series {
+                    name: "tube.kinetic_energy".into(),
+                    points,
+                }],
+            }],
+            width: 320,
+            height: 200,
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || tx.send(draw_chart(&chart)));
+        rx.recv_timeout(Duration::from_secs(10))
+            .map_err(|_| "draw_chart did not return within 10 s".to_string())?
+    }
+
+    /// Issue 45 item 6: `1e308` and `-1e308` in one column hung the tick loop.
+    #[test]
+    fn extreme_finite_and_non_finite_values_draw_promptly() {
+        let cases = [
+            vec![(0.0, 1e308), (0.1, -1e308), (0.2, 0.0)],
+            vec![
+                (0.0, f64::MAX),
+                (0.1, f64::MIN),
+                (0.2, f64::NAN),
+                (0.3, f64::INFINITY),
+            ],
+            vec![(-1e308, 1.0), (1e308, 2.0)],
+            vec![(0.0, 1.0), (0.1, 1.0 + f64::EPSILON), (0.2, 1.0)],
+            vec![(0.0, 1e300), (0.1, 1e300 * (1.0 + 4.0 * f64::EPSILON))],
+            vec![(0.0, 5e-324), (0.1, -5e-324)],
+            vec![(f64::NAN, f64::NAN)],
+        ];
+        for points in cases {
+            let what = format!("{points:?}");
+            let img = draw_within(points).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!((img.width, img.height), (320, 200), "{what}");
+        }
+    }
+
+    #[test]
+    fn ranges_are_finite_and_padded() {
+        let (lo, hi) = finite_range([1e308, -1e308, f64::NAN].into_iter());
+        assert!(lo.is_finite() && hi.is_finite() && lo < -1e300 && hi > 1e300);
+        assert!((hi - lo).is_finite());
+        let (lo, hi) = finite_range([1.0, 1.0].into_iter());
+        assert!(lo < 1.0 && hi > 1.0 && hi - lo >= 2e-9, "{lo} {hi}");
+        assert_eq!(finite_range([f64::NAN].into_iter()), (0.0, 1.0));
+    }
 }

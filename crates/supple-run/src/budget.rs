@@ -1,18 +1,19 @@
 //! What a run will need, estimated from the scene before the first step: memory (meshes,
 //! per-element data, the matrix, sparse factors, the pictures' recording) and output size
 //! (VTU frames, metrics rows, GIF and PNG pictures). A run whose memory estimate exceeds the
-//! memory the system has available is refused; one whose output estimate exceeds
+//! memory it may use ([`limits::memory_limit`]: available memory, `ulimit -v`, the control
+//! group's limit, whichever is smallest) is refused; one whose output estimate exceeds
 //! [`OUTPUT_LIMIT`] is refused unless `--force` is given.
 //!
 //! The per-element constants are calibrated on measured runs (EXPERIMENTS.md, "Bounded
 //! resources"); estimates are meant to catch scenes off by orders of magnitude, not to
 //! predict a run's footprint to the megabyte.
 
+pub mod limits;
+
 use anyhow::{bail, Result};
 use supple::time::IntegratorKind;
-use supple_io::scene::budget::{
-    available_memory, human_bytes, RUN_BYTES_PER_TET, RUN_BYTES_PER_VERTEX,
-};
+use supple_io::scene::budget::{human_bytes, RUN_BYTES_PER_TET, RUN_BYTES_PER_VERTEX};
 use supple_io::Scene;
 
 /// Output size above which `supple run` asks for `--force`.
@@ -34,9 +35,10 @@ const VTU_BYTES_PER_VERTEX: f64 = 80.0 * 4.0 / 3.0;
 const VTU_BYTES_PER_TET: f64 = 37.0 * 4.0 / 3.0;
 /// Compressed over uncompressed frame size, as measured on the 160k-tet bar (0.43), rounded up.
 const ZLIB_RATIO: f64 = 0.5;
-/// metrics.csv bytes per body and per probe in one row.
-const CSV_BYTES_PER_BODY: f64 = 250.0;
-const CSV_BYTES_PER_PROBE: f64 = 60.0;
+/// metrics.csv bytes per body and per probe in one row (floats in shortest round-trip form,
+/// at most 24 characters: 9 per body, 3 per probe).
+const CSV_BYTES_PER_BODY: f64 = 320.0;
+const CSV_BYTES_PER_PROBE: f64 = 75.0;
 /// Recording for the pictures: per surface vertex and frame (f32 position and a field).
 const RECORDING_BYTES_PER_SURFACE_VERTEX: f64 = 16.0;
 
@@ -88,11 +90,8 @@ pub fn estimate(scene: &Scene) -> Estimate {
         .unwrap_or(frames < supple_io::scene::GIF_AUTO_MAX_FRAMES as f64);
     let gif_pixels = f64::from(o.gif_size[0]) * f64::from(o.gif_size[1]);
     // One byte per pixel per GIF frame (indexed colour before LZW): an upper bound.
-    let gif = if gif_on {
-        (scene.duration * o.gif_fps).ceil().max(1.0) * gif_pixels
-    } else {
-        0.0
-    };
+    let gif_frames = (scene.duration * o.gif_fps).ceil().max(1.0);
+    let gif = if gif_on { gif_frames * gif_pixels } else { 0.0 };
     let png_pixels = f64::from(o.image_size[0]) * f64::from(o.image_size[1]);
     let pngs = if o.png_every > 0 {
         (frames / o.png_every as f64).ceil()
@@ -101,8 +100,23 @@ pub fn estimate(scene: &Scene) -> Estimate {
     };
     // RGB, before PNG compression: an upper bound.
     let png = pngs * png_pixels * 3.0;
-    // The picture being drawn and encoded (RGBA + depth), GIF or PNG, whichever is larger.
-    memory += 12.0 * gif_pixels.max(png_pixels);
+    // The pictures are drawn after the steps, the PNGs then the GIF, each on every worker
+    // thread at once: a picture being drawn is RGBA + depth (12 bytes a pixel) and its RGB
+    // result (3); the GIF keeps a batch of up to 64 frames (RGB, then indexed: 4 bytes a
+    // pixel) while each worker quantizes one (an RGBA copy: 4 more).
+    let workers = rayon::current_num_threads() as f64;
+    let png_memory = if o.png_every > 0 {
+        15.0 * workers * png_pixels
+    } else {
+        15.0 * png_pixels
+    };
+    let gif_memory = if gif_on {
+        let batch = gif_frames.min(64.0);
+        4.0 * batch * gif_pixels + 19.0 * workers.min(batch) * gif_pixels
+    } else {
+        0.0
+    };
+    memory += png_memory.max(gif_memory);
     let output = vtu + csv + gif + png;
     let h = human_bytes;
     let parts = vec![
@@ -116,6 +130,12 @@ pub fn estimate(scene: &Scene) -> Estimate {
         format!("animation.gif: up to {}", h(gif)),
         format!("PNG pictures: up to {}", h(png)),
         format!("recording for the pictures: {}", h(recording)),
+        format!(
+            "drawing the pictures: {} (GIF {}, PNG {})",
+            h(png_memory.max(gif_memory)),
+            h(gif_memory),
+            h(png_memory)
+        ),
     ];
     Estimate {
         memory,
@@ -154,13 +174,14 @@ pub fn check(scene: &Scene, force: bool) -> Result<Estimate> {
     }
     let e = estimate(scene);
     let details = e.parts.join("; ");
-    if let Some(available) = available_memory() {
-        if e.memory > available as f64 {
+    if let Some(limit) = limits::memory_limit() {
+        if e.memory > limit.bytes {
             bail!(
-                "{}: the run needs about {} of memory and {} is available ({details}); use fewer or coarser bodies (body[*].mesh), fewer output frames (duration / dt / output.frame_every) or smaller pictures (output.gif_size, output.image_size)",
+                "{}: the run needs about {} of memory and {} is {} ({details}); use fewer or coarser bodies (body[*].mesh), fewer output frames (duration / dt / output.frame_every) or smaller pictures (output.gif_size, output.image_size)",
                 scene.path.display(),
                 human_bytes(e.memory),
-                human_bytes(available as f64)
+                human_bytes(limit.bytes),
+                limit.from
             );
         }
     }

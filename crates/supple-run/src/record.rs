@@ -1,5 +1,8 @@
 //! What a run records: per-frame metrics rows (metrics.csv) and the run summary (summary.json).
 
+mod columns;
+
+use columns::{shortest, CONTACT_COLUMNS, REACTION_COLUMNS};
 use std::io::Write;
 use supple::nalgebra::Vector3;
 use supple::world::verdict::{EndState, Invalid, RunWatch};
@@ -292,10 +295,10 @@ impl Recorder {
         let mut row = vec![
             world.steps.to_string(),
             // Shortest round-trip form: steps of 2e-7 s stay distinct.
-            format!("{:?}", world.time),
+            shortest(world.time),
             format!("{wall:.4}"),
             world.totals().retried_steps.to_string(),
-            format!("{:.6e}", world.last_step().min_dt),
+            shortest(world.last_step().min_dt),
         ];
         let stats = world.last_stats().to_vec();
         let gravity = world.gravity;
@@ -303,21 +306,19 @@ impl Recorder {
         let inverted = self.watch.inverted_last().to_vec();
         for (i, (b, s)) in world.bodies.iter_mut().zip(&stats).enumerate() {
             let p = b.momentum();
-            let elastic = b
-                .elastic_energy()
-                .map_or_else(String::new, |e| format!("{e:.9e}"));
+            let elastic = b.elastic_energy().map_or_else(String::new, shortest);
             row.extend([
-                format!("{:.9e}", b.volume()),
-                format!("{:.9e}", b.kinetic_energy()),
+                shortest(b.volume()),
+                shortest(b.kinetic_energy()),
                 elastic,
-                format!("{:.9e}", b.potential_energy(&gravity)),
-                format!("{:.9e}", p.x),
-                format!("{:.9e}", p.y),
-                format!("{:.9e}", p.z),
+                shortest(b.potential_energy(&gravity)),
+                shortest(p.x),
+                shortest(p.y),
+                shortest(p.z),
                 s.solver_iterations.to_string(),
-                format!("{:.3e}", s.solver_residual),
+                shortest(s.solver_residual),
                 s.newton_iterations.to_string(),
-                format!("{:.3e}", s.newton_residual),
+                shortest(s.newton_residual),
                 s.substeps.to_string(),
                 s.rejected_steps.to_string(),
                 s.dt_level.to_string(),
@@ -332,12 +333,7 @@ impl Recorder {
             }
             *r = body_reactions(b, &gravity);
             for r in r.iter() {
-                row.extend(
-                    r.force
-                        .iter()
-                        .chain(r.torque.iter())
-                        .map(|c| format!("{c:.9e}")),
-                );
+                row.extend(r.force.iter().chain(r.torque.iter()).map(|&c| shortest(c)));
             }
         }
         if let (Some(t), Some(c)) = (&mut self.contact, world.contact_stats()) {
@@ -349,28 +345,28 @@ impl Recorder {
                 c.frozen.to_string(),
                 c.springs.to_string(),
                 c.surface_holds.to_string(),
-                format!("{:.6e}", t.row_penetration.max(c.max_penetration)),
+                shortest(t.row_penetration.max(c.max_penetration)),
                 format!("{:.4}", t.ms.last().copied().unwrap_or(0.0)),
             ]);
             t.row_penetration = 0.0;
         }
         for (p, _) in &self.probes {
             let x = world.bodies[p.body].x[p.vertex];
-            row.extend(x.iter().map(|c| format!("{c:.9e}")));
+            row.extend(x.iter().map(|&c| shortest(c)));
         }
         for (_, id) in &self.grabs {
             // The spring's force on the body (zero before the grab is taken and after its
             // release: no spring then).
             let f = world.grab_force(*id).unwrap_or_default();
-            row.extend(f.iter().map(|c| format!("{c:.9e}")));
+            row.extend(f.iter().map(|&c| shortest(c)));
         }
         if !self.exact.is_empty() {
-            row.push(format!("{:.3e}", world.constraint_residual()));
+            row.push(shortest(world.constraint_residual()));
         }
         for (_, id) in &self.exact {
             // Zero after the constraint's release.
             let f = world.constraint_force(*id).unwrap_or_default();
-            row.extend(f.iter().map(|c| format!("{c:.9e}")));
+            row.extend(f.iter().map(|&c| shortest(c)));
         }
         writeln!(self.csv, "{}", row.join(","))?;
         // Every row on disk as soon as it is written: a stopped run keeps its metrics.
@@ -551,16 +547,6 @@ impl Recorder {
     }
 }
 
-/// The metrics columns of one reaction (`body.constraint.col`).
-const REACTION_COLUMNS: [&str; 6] = [
-    "reaction_fx",
-    "reaction_fy",
-    "reaction_fz",
-    "reaction_tx",
-    "reaction_ty",
-    "reaction_tz",
-];
-
 /// The reactions of a body with loads or constraints (its own fixed vertices included, as
 /// `fixed`); none for other bodies (their metrics keep their columns).
 fn body_reactions(
@@ -577,20 +563,3 @@ fn body_reactions(
 fn newton_failed(s: &supple::time::StepStats, static_run: bool) -> bool {
     !s.newton_converged && (s.newton_iterations > 0 || static_run)
 }
-
-/// Contact columns of metrics.csv (world-wide, prefixed `contact.`): the last step's broad
-/// pairs, narrow-phase tests, contacts, projection passes, vertices frozen by the fail-safe,
-/// live springs, surface vertices held for a second solve (body–body and self contact held
-/// in the solve), the deepest penetration since the previous row, and the contact phase's
-/// wall time (ms).
-const CONTACT_COLUMNS: [&str; 9] = [
-    "broad_pairs",
-    "pairs_tested",
-    "contacts",
-    "iterations",
-    "frozen",
-    "springs",
-    "surface_holds",
-    "max_penetration",
-    "ms",
-];

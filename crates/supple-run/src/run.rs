@@ -42,6 +42,10 @@ pub trait Progress {
     fn step_done(&mut self) {}
     /// Called once after the last step, before the closing messages.
     fn finish(&mut self) {}
+    /// Called once `summary.json` (at `summary`) is written, before the pictures are drawn:
+    /// from here on the steps and their files are complete and a stop can only cut the
+    /// pictures short.
+    fn pictures(&mut self, _summary: &Path) {}
 }
 
 /// A [`Progress`] that shows nothing and never stops.
@@ -287,6 +291,7 @@ pub fn run_scene(
     )
     .with_context(|| format!("cannot write {}", summary_path.display()))?;
     let sim_seconds = started.elapsed().as_secs_f64();
+    progress.pictures(&summary_path);
     recording.write_obstacles(&out)?;
     let pictures = crate::pictures::write_all(
         &out,

@@ -145,3 +145,50 @@ fn a_run_that_ends_with_bodies_inside_each_other_is_invalid_where_they_collide()
     assert_eq!(report.summary.interpenetrating_vertices_end, 8);
     assert!(!report.summary.invalid && report.summary.invalid_reason.is_none());
 }
+
+/// Issue 45 item 13: every float of metrics.csv is in the shortest form that reads back to
+/// the same `f64`, so a value read from the file is the computed one to the last bit.
+#[test]
+fn metrics_floats_read_back_bitwise() {
+    let out = out_dir("shortest");
+    let opts = RunOptions {
+        out: Some(out.clone()),
+        quiet: true,
+        force: false,
+    };
+    let scene = scene();
+    run_scene(&scene, &opts, &mut Silent).unwrap();
+    let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // Every float cell (not the wall clock, a 0.1 µs reading) is written as Rust's
+    // shortest round trip writes it.
+    for row in &rows {
+        for (name, cell) in header.iter().zip(row) {
+            if name.starts_with("wall_ms") || cell.is_empty() || cell.parse::<u64>().is_ok() {
+                continue;
+            }
+            let v: f64 = cell
+                .parse()
+                .unwrap_or_else(|e| panic!("{name} = {cell}: {e}"));
+            assert_eq!(*cell, format!("{v:?}"), "{name}: not the shortest form");
+        }
+    }
+    // The rest volume (row 0) and the kinetic energy after the last step, against the same
+    // scene stepped here: equal bit for bit.
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let read = |row: &[&str], name: &str| row[col(name)].parse::<f64>().unwrap();
+    let mut world = scene.build_world().unwrap();
+    let volume0 = world.bodies[0].volume();
+    assert_eq!(read(&rows[0], "bar.volume").to_bits(), volume0.to_bits());
+    for _ in 0..scene.steps() {
+        world.step().unwrap();
+    }
+    let last = rows.last().unwrap();
+    assert_eq!(read(last, "step") as usize, world.steps);
+    let ke = world.bodies[0].kinetic_energy();
+    assert!(ke > 0.0);
+    assert_eq!(read(last, "bar.kinetic_energy").to_bits(), ke.to_bits());
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -186,6 +186,7 @@ pub(crate) fn finish(raw: RawMesh, path: &Path, orient: Orient) -> Result<Import
             )));
         }
     }
+    check_tets(&raw, path)?;
     let mut new_index = vec![u32::MAX; n];
     for &i in raw.tets.iter().flatten() {
         new_index[i as usize] = 0;
@@ -256,6 +257,41 @@ pub(crate) fn finish(raw: RawMesh, path: &Path, orient: Orient) -> Result<Import
         dropped_vertices,
         flipped,
     })
+}
+
+/// What every reader refuses alike, before any geometry: a used vertex with a non-finite
+/// coordinate (named, rather than reported later as a degenerate tet), and a tet repeated
+/// with the same four vertices in any order (its mass and stiffness would count twice).
+/// Vertex and tet numbers are 0-based, in file order.
+fn check_tets(raw: &RawMesh, path: &Path) -> Result<(), IoError> {
+    let invalid = |m: String| IoError::parse(path, 1, m);
+    for (t, tet) in raw.tets.iter().enumerate() {
+        for &i in tet {
+            let p = raw.positions[i as usize];
+            if !p.iter().all(|c| c.is_finite()) {
+                return Err(invalid(format!(
+                    "vertex {i} (of tet {t}) has a non-finite coordinate ({}, {}, {})",
+                    p.x, p.y, p.z
+                )));
+            }
+        }
+    }
+    let mut sorted: Vec<([u32; 4], usize)> = (raw.tets.iter().enumerate())
+        .map(|(t, tet)| {
+            let mut k = *tet;
+            k.sort_unstable();
+            (k, t)
+        })
+        .collect();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+        let repeats = sorted.iter().filter(|(k, _)| *k == w[0].0).count();
+        return Err(invalid(format!(
+            "tets {} and {} have the same four vertices {:?} ({repeats} tets in all): remove the duplicates",
+            w[0].1, w[1].1, w[0].0
+        )));
+    }
+    Ok(())
 }
 
 /// Whitespace-separated tokens with their 1-based line numbers.

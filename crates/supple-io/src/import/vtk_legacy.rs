@@ -1,11 +1,11 @@
 //! Legacy VTK files (`.vtk`, ASCII, `DATASET UNSTRUCTURED_GRID`), both cell layouts: the
 //! classic `CELLS n size` with a count before each cell, and version 5.1's `OFFSETS` and
-//! `CONNECTIVITY` arrays. Tets (cell type 10) are kept, other cells counted and skipped;
-//! point and cell data are ignored. Binary files: [`super::vtk_legacy_binary`].
+//! `CONNECTIVITY` arrays. Tets (cell type 10) are kept, 10-node tets (type 24) keep their 4
+//! corners, other cells are counted and skipped; point and cell data are ignored. Binary files: [`super::vtk_legacy_binary`].
 
 use super::{RawMesh, Tokens};
 use crate::error::IoError;
-use crate::vtu::VTK_TETRA;
+use crate::vtu::{VTK_QUADRATIC_TETRA, VTK_TETRA};
 use nalgebra::Vector3;
 use std::path::Path;
 
@@ -66,7 +66,15 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
             }
             "POINTS" => {
                 let n = count(&mut t, "POINTS")?;
-                word(&mut t, path, "POINTS type")?;
+                let (l, ty) = word(&mut t, path, "POINTS type")?;
+                if !POINT_TYPES.contains(&ty) {
+                    return Err(err(
+                        l,
+                        format!(
+                            "POINTS {n} {ty}: unknown data type (float, double or an integer type)"
+                        ),
+                    ));
+                }
                 for _ in 0..n {
                     let mut p = [0.0; 3];
                     for c in &mut p {
@@ -146,6 +154,30 @@ pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<RawMesh, IoError> {
     assemble(raw, cells, offsets.zip(conn), types, path)
 }
 
+/// The legacy format's numeric data types (VTK file formats, "Simple Legacy Formats"), `bit`
+/// aside: what may follow `POINTS n`.
+const POINT_TYPES: [&str; 19] = [
+    "float",
+    "double",
+    "char",
+    "unsigned_char",
+    "short",
+    "unsigned_short",
+    "int",
+    "unsigned_int",
+    "long",
+    "unsigned_long",
+    "vtkIdType",
+    "vtktypeint8",
+    "vtktypeint16",
+    "vtktypeint32",
+    "vtktypeint64",
+    "vtktypeuint32",
+    "vtktypeuint64",
+    "vtktypefloat32",
+    "vtktypefloat64",
+];
+
 /// Cells from either layout (`cells` given one by one, or 5.1's offsets and connectivity),
 /// tets kept, others counted.
 pub(super) fn assemble(
@@ -157,6 +189,12 @@ pub(super) fn assemble(
 ) -> Result<RawMesh, IoError> {
     let err = |line: usize, m: String| IoError::parse(path, line, m);
     if let Some((offsets, conn)) = offsets_conn {
+        if let Some(&first) = offsets.first().filter(|&&o| o != 0) {
+            return Err(err(
+                1,
+                format!("OFFSETS start at {first}: the first offset must be 0"),
+            ));
+        }
         let mut start = 0usize;
         for (c, &end) in offsets.iter().enumerate().skip(1) {
             let end = usize::try_from(end)
@@ -174,18 +212,27 @@ pub(super) fn assemble(
         ));
     }
     for (c, (ids, &ty)) in cells.iter().zip(&types).enumerate() {
-        if ty != i64::from(VTK_TETRA) {
-            raw.skipped_cells += 1;
-            continue;
-        }
+        let nodes = match u8::try_from(ty) {
+            Ok(VTK_TETRA) => 4,
+            Ok(VTK_QUADRATIC_TETRA) => 10,
+            _ => {
+                raw.skipped_cells += 1;
+                continue;
+            }
+        };
         let mut tet = [0u32; 4];
-        if ids.len() != 4 {
+        if ids.len() != nodes {
             return Err(err(
                 1,
-                format!("cell {c}: a tetrahedron with {} vertices", ids.len()),
+                format!(
+                    "cell {c}: a tetrahedron of type {ty} with {} vertices (expected {nodes})",
+                    ids.len()
+                ),
             ));
         }
-        for (k, &i) in ids.iter().enumerate() {
+        // A 10-node tet keeps its 4 corners (the first 4); its edge nodes are dropped as
+        // unused vertices.
+        for (k, &i) in ids[..4].iter().enumerate() {
             tet[k] = u32::try_from(i)
                 .map_err(|_| err(1, format!("cell {c}: vertex index {i} is out of range")))?;
         }

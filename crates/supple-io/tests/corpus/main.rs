@@ -6,6 +6,7 @@
 //! A failure prints the suite, the case number and its mutations; rerun one case, with the
 //! mutated input printed, by `CORPUS_CASE=N cargo test -p supple-io --release --test corpus`.
 
+mod handwritten;
 mod inputs;
 mod mutate;
 

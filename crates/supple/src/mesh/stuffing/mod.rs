@@ -167,6 +167,14 @@ pub enum StuffingError {
     BadBounds,
     #[error("the lattice would have {vertices} vertices (at most {max}): use a larger spacing")]
     TooLarge { vertices: usize, max: usize },
+    #[error(
+        "the lattice reaches coordinates of magnitude {extent:e} (the domain's box grown by two spacings): \
+         at most {max:e}, since the distances and ray crossings multiply up to three \
+         coordinates; scale the surface or use a smaller spacing"
+    )]
+    OutOfRange { extent: f64, max: f64 },
+    #[error("the domain's function is {value} (not finite) at ({:e}, {:e}, {:e})", .point[0], .point[1], .point[2])]
+    NonFinite { point: [f64; 3], value: f64 },
     #[error("no tetrahedron: the domain is empty or thinner than the spacing")]
     Empty,
     #[error("the stuffed mesh is invalid: {0}")]
@@ -174,6 +182,13 @@ pub enum StuffingError {
 }
 
 const CUT: u64 = 1 << 63;
+
+/// The largest coordinate magnitude of a lattice ([`StuffingError::OutOfRange`]). The signed
+/// distance squares differences of coordinates and the ray-parity test multiplies a triangle
+/// normal (a product of two) by an offset (a third), so every intermediate stays below
+/// `1e300`, well inside `f64` (max about `1.8e308`). Past it, squared distances overflow to
+/// infinity and regula falsi divides `∞` by `∞` (a cube of side 1e155 once panicked there).
+pub const MAX_COORDINATE: f64 = 1e100;
 
 /// Fills `domain` with tetrahedra (Labelle & Shewchuk 2007 §3). Every output tet is positively
 /// oriented; see the module docs for the angle bound.
@@ -196,6 +211,13 @@ pub fn stuff(
     if !(lo.iter().chain(hi.iter()).all(|v| v.is_finite()) && (0..3).all(|k| lo[k] <= hi[k])) {
         return Err(StuffingError::BadBounds);
     }
+    let extent = lo.iter().chain(hi.iter()).fold(h, |m, v| m.max(v.abs())) + 2.0 * h;
+    if extent.is_nan() || extent > MAX_COORDINATE {
+        return Err(StuffingError::OutOfRange {
+            extent,
+            max: MAX_COORDINATE,
+        });
+    }
     let lat = Lattice::covering(&lo, &hi, h, params.max_lattice_vertices).map_err(|vertices| {
         StuffingError::TooLarge {
             vertices,
@@ -203,12 +225,21 @@ pub fn stuff(
         }
     })?;
 
-    // 1. Signs at the lattice vertices. Values closer than h to zero are exact.
-    let mut labels: Vec<i8> = (0..lat.len() as u32)
+    // 1. Signs at the lattice vertices. Values closer than h to zero are exact; a NaN (a
+    //    domain evaluated out of its range) would read as "on the surface" and is refused.
+    let values: Vec<f64> = (0..lat.len() as u32)
         .into_par_iter()
         .with_min_len(4096)
-        .map(|id| sign(domain.eval(&lat.position(lat.coords(id)), h)))
+        .map(|id| domain.eval(&lat.position(lat.coords(id)), h))
         .collect();
+    if let Some(id) = values.iter().position(|f| f.is_nan()) {
+        let p = lat.position(lat.coords(id as u32));
+        return Err(StuffingError::NonFinite {
+            point: [p.x, p.y, p.z],
+            value: values[id],
+        });
+    }
+    let mut labels: Vec<i8> = values.into_iter().map(sign).collect();
 
     // 2. Cut points on the edges with a sign change, keyed by edge, in key order.
     let cut_edges: Vec<(u64, u32, u32)> = (0..lat.len() as u32)
@@ -231,13 +262,18 @@ pub fn stuff(
                 })
         })
         .collect();
-    let cuts: Vec<(u64, Vector3<f64>)> = cut_edges
+    let cuts: Vec<(u64, Result<Vector3<f64>, StuffingError>)> = cut_edges
         .par_iter()
         .map(|&(key, a, b)| {
             let (pa, pb) = (lat.position(lat.coords(a)), lat.position(lat.coords(b)));
             (key, cut_point(domain, &pa, &pb))
         })
         .collect();
+    // The first failure in key order, so that the error does not depend on the threads.
+    let cuts: Vec<(u64, Vector3<f64>)> = cuts
+        .into_iter()
+        .map(|(key, c)| c.map(|c| (key, c)))
+        .collect::<Result<_, _>>()?;
     let cut_at = |key: u64| -> Option<Vector3<f64>> {
         cuts.binary_search_by_key(&key, |&(k, _)| k)
             .ok()
@@ -375,18 +411,34 @@ fn sign(f: f64) -> i8 {
 }
 
 /// The zero of `f` on the segment `a`–`b` (`f(a)`, `f(b)` of opposite signs): Illinois
-/// regula falsi, which keeps the root bracketed and converges superlinearly.
-fn cut_point(domain: &dyn ImplicitDomain, a: &Vector3<f64>, b: &Vector3<f64>) -> Vector3<f64> {
+/// regula falsi, which keeps the root bracketed and converges superlinearly. A non-finite
+/// value of `f` is refused (it would make the interpolated `t` NaN).
+fn cut_point(
+    domain: &dyn ImplicitDomain,
+    a: &Vector3<f64>,
+    b: &Vector3<f64>,
+) -> Result<Vector3<f64>, StuffingError> {
     let len = (b - a).norm();
     let at = |t: f64| a + (b - a) * t;
+    let eval = |p: &Vector3<f64>| {
+        let value = domain.eval(p, len);
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(StuffingError::NonFinite {
+                point: [p.x, p.y, p.z],
+                value,
+            })
+        }
+    };
     let (mut t0, mut t1) = (0.0f64, 1.0f64);
-    let (mut f0, mut f1) = (domain.eval(a, len), domain.eval(b, len));
+    let (mut f0, mut f1) = (eval(a)?, eval(b)?);
     let mut side = 0;
     for _ in 0..100 {
         let t = ((t0 * f1 - t1 * f0) / (f1 - f0)).clamp(t0, t1);
-        let f = domain.eval(&at(t), len);
+        let f = eval(&at(t))?;
         if f == 0.0 || (t1 - t0) < 1e-12 || f.abs() < 1e-13 * len {
-            return at(t);
+            return Ok(at(t));
         }
         if (f < 0.0) == (f0 < 0.0) {
             t0 = t;
@@ -404,5 +456,5 @@ fn cut_point(domain: &dyn ImplicitDomain, a: &Vector3<f64>, b: &Vector3<f64>) ->
             side = 1;
         }
     }
-    at(0.5 * (t0 + t1))
+    Ok(at(0.5 * (t0 + t1)))
 }

@@ -345,7 +345,7 @@ fn closest_on_triangle(p: &Vector3<f64>, t: &[Vector3<f64>; 3]) -> Vector3<f64> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The unit cube [0, 1]³ as 12 triangles, outward.

@@ -275,3 +275,59 @@ fn random_tori_stay_within_the_measured_envelope() {
     eprintln!("random tori at h = 0.3: dihedral angles {lo:.3}°–{hi:.3}°");
     assert!(lo >= 9.9 && hi <= MAX_DEG, "{lo}°–{hi}°");
 }
+
+/// A 12-triangle cube of side `side` (the unit cube scaled).
+fn cube_of_side(side: f64) -> TriangleSurface {
+    let (v, t) = super::surface::tests::cube();
+    let v: Vec<_> = v.into_iter().map(|p| p * side).collect();
+    TriangleSurface::new(&v, &t).unwrap()
+}
+
+/// Issue 45 item 5: a cube of side 1e155 once panicked in regula falsi (`min > max, or either
+/// was NaN`: squared distances overflowed to ∞ and `∞/∞` made `t` NaN). Coordinates past
+/// [`MAX_COORDINATE`] are refused, from the surface's side or from the spacing's.
+#[test]
+fn huge_coordinates_are_refused_not_panicked_on() {
+    for (side, h) in [(1e155, 3e154), (1e155, 1e154), (1e200, 3e199), (1.0, 1e299)] {
+        let err = stuff(&cube_of_side(side), &StuffingParams::new(h)).unwrap_err();
+        assert!(
+            matches!(err, StuffingError::OutOfRange { extent, .. } if extent > MAX_COORDINATE),
+            "side {side}, h {h}: {err}"
+        );
+        assert!(err.to_string().contains("at most 1e100"), "{err}");
+    }
+    // Just inside the bound, the same cube stuffs (to a valid mesh of the expected volume).
+    let out = stuff(&cube_of_side(1e99), &StuffingParams::new(2.5e98)).unwrap();
+    out.mesh.validate().unwrap();
+    assert!(rel(out.mesh.volume(), 1e297) < 0.5, "{}", out.mesh.volume());
+}
+
+/// A domain whose function is NaN or infinite somewhere is refused, naming the point.
+#[test]
+fn non_finite_domain_values_are_refused_with_the_point() {
+    struct Bad(f64);
+    impl ImplicitDomain for Bad {
+        fn bounds(&self) -> (Vector3<f64>, Vector3<f64>) {
+            (Vector3::repeat(-1.0), Vector3::repeat(1.0))
+        }
+        fn eval(&self, p: &Vector3<f64>, _limit: f64) -> f64 {
+            let f = p.norm() - 0.7;
+            // Not finite inside the ball of radius 0.7 (NaN: caught at the lattice's signs;
+            // -inf: a valid sign, caught by the cut point search), finite outside.
+            if f < 0.0 {
+                self.0
+            } else {
+                f
+            }
+        }
+    }
+    for (value, shown) in [(f64::NAN, "NaN"), (f64::NEG_INFINITY, "-inf")] {
+        let err = stuff(&Bad(value), &StuffingParams::new(0.5)).unwrap_err();
+        assert!(
+            matches!(err, StuffingError::NonFinite { point, .. }
+                if Vector3::from(point).norm() < 0.7),
+            "{err}"
+        );
+        assert!(err.to_string().contains(shown), "{err}");
+    }
+}
