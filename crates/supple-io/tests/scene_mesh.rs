@@ -109,7 +109,7 @@ fn mesh_errors_name_the_key_and_the_file() {
         ),
         (
             r#"{ kind = "gmsh", path = "cube.msh", orient = "maybe" }"#,
-            "body[0].mesh: unknown variant `maybe`, expected `check` or `fix`",
+            "body[0].mesh.orient: unknown variant `maybe`, expected one of `check`, `fix`",
         ),
     ] {
         let err = parse(&scene(mesh, plane)).unwrap_err();

@@ -24,7 +24,13 @@ pub(super) fn scene_file(
             line,
             column,
             key: String::new(),
-            message: e.message().to_string(),
+            // toml's own words for an integer past i64 name no limit.
+            message: match e.message() {
+                "u64 value was too large" => {
+                    "integer too large: it overflows TOML's integers (at most 2⁶³ − 1)".into()
+                }
+                m => m.to_string(),
+            },
         }
     })?;
     apply_overrides(&mut table, overrides).map_err(|message| SceneError::Invalid {

@@ -24,8 +24,7 @@
 //! Convergence: the Newton direction's largest velocity change `‖δ‖∞` below
 //! `velocity_tolerance × L` (IPC's scale-aware test `‖p‖∞/h < ε_d` on the position step
 //! `p = h δ`, L the island's bounding-box diagonal) or the residual below
-//! `tolerance × (‖M vⁿ‖ + h ‖M g‖)`. Each Newton system is solved inexactly (PCG to the
-//! solver's relative tolerance, 10⁻³ by default: the inexact Newton forcing term).
+//! `tolerance × (‖M vⁿ‖ + h ‖M g‖)`.
 //!
 //! Barrier stiffness: IPC §4.3's adaptive κ, initialized at every step from the balance of
 //! the energy and barrier gradients and doubled while the closest distance keeps shrinking
@@ -309,7 +308,8 @@ impl IpcStep {
                 break;
             }
             self.assemble(bodies, inputs, h, obstacles);
-            let cg = self.settings.solver;
+            let mut cg = self.settings.solver;
+            cg.tolerance = cg.tolerance.min(0.5 * target / norm).max(1e-12);
             self.delta.fill(Vector3::zeros());
             let s = self
                 .pcg

@@ -295,7 +295,9 @@ fn read_tetgen(stem: &str) -> Option<Case> {
 #[test]
 #[ignore = "report: prints nnz(L), fill and times for every ordering"]
 fn ordering_report() {
-    let dir = std::env::var("SUPPLE_MESH_DIR").unwrap_or_else(|_| "/work/shared/meshes".into());
+    // The bundled meshes; the larger ones come from `scripts/make_meshes.py` (target/meshes).
+    let dir = std::env::var("SUPPLE_MESH_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/meshes").into());
     let mut cases = vec![
         ("hex 10³ cells (11³ vertices)", Some(hex_grid([10, 10, 10]))),
         ("tet box 14³ (Kuhn)", Some(tet_box([14, 14, 14]))),
