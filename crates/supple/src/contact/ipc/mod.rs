@@ -50,15 +50,16 @@ pub struct IpcSettings {
     pub tolerance: f64,
     /// ... or when the Newton direction changes no vertex's velocity by more than this
     /// times the island's bounding-box diagonal (1/s): IPC's termination test
-    /// `‖p‖∞ / h < ε_d` on the position step `p = h δ` (§4.4), with `ε_d` relative to the
+    /// `‖p‖∞ / h < ε_d` on the position step `p = h δ`, with `ε_d` relative to the
     /// scene's size so that the same scene at 1 m and at 1 cm stops alike.
     pub velocity_tolerance: f64,
     /// Newton iterations per step at most.
     pub max_iterations: u32,
     /// The linear solver of each Newton iteration (to its tolerance, or tighter where the
     /// residual test needs it). 10⁻³ halves the CG iterations of the resting 10k-tet
-    /// stack at the same Newton count, but the ±30 m/s tube crash then crawls (5 steps in
-    /// 28 s instead of 40 in 14 s; EXPERIMENTS.md), so the default stays 10⁻⁶.
+    /// stack at the same Newton count, but the ±30 m/s tube crash then crawls (one impact
+    /// step took 28 s, against 347 ms per step at 10⁻⁶; EXPERIMENTS.md), so the default
+    /// stays 10⁻⁶.
     pub solver: PcgSettings,
 }
 
