@@ -217,8 +217,6 @@ struct ContactPhases {
     /// The surface hold's second solves (holds, solves, momentum restore), a part of the
     /// step outside `total` (its solves are also in `phases_ms_median`).
     second_solves: f64,
-    /// The energy-limited contact step (`[contact] energy_limit`; 0 when off).
-    energy_limit: f64,
 }
 
 #[derive(Serialize)]
@@ -376,7 +374,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let (mut wall, mut forces, mut assembly, mut solve) = (vec![], vec![], vec![], vec![]);
     let mut iterations = Vec::new();
     let mut solves = Vec::new();
-    let mut contact: [Vec<f64>; 10] = Default::default();
+    let mut contact: [Vec<f64>; 9] = Default::default();
     let mut min_ratio = vec![f64::INFINITY; world.bodies.len()];
     // The inversion check's own time, taken out of the CPU time (it runs on one thread).
     let mut check_ms = 0.0;
@@ -405,7 +403,6 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 c.pairs_tested as f64,
                 c.contacts as f64,
                 c.resolve_s * 1e3,
-                c.energy_limit_s * 1e3,
             ]) {
                 v.push(x);
             }
@@ -539,7 +536,6 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 response: median(&contact[2]),
                 total: median(&contact[3]),
                 second_solves: median(&contact[8]),
-                energy_limit: median(&contact[9]),
             },
             fraction_of_step_median: median(&contact[4]),
             broad_pairs_median: median(&contact[5]),

@@ -27,7 +27,17 @@ fn json(path: &Path) -> serde_json::Value {
 fn head_on_run_reports_contact_per_step_and_per_body() {
     let out = temp_dir("head_on");
     let status = supple()
-        .args(["run", "--quiet", "--duration", "0.1", "--out"])
+        // The projection response's own columns (the default, IPC, reports its pairs in
+        // summary.json's `contact.ipc`).
+        .args([
+            "run",
+            "--quiet",
+            "--duration",
+            "0.1",
+            "--set",
+            "contact.response=projection",
+        ])
+        .arg("--out")
         .arg(&out)
         .arg(repo().join("scenes/head_on.toml"))
         .status()
@@ -99,6 +109,8 @@ fn bench_reports_the_contact_phase_for_each_broad_phase() {
                 "60",
                 "--broad-phase",
                 bp,
+                "--set",
+                "contact.response=projection",
             ])
             .arg(repo().join("scenes/head_on.toml"))
             .output()

@@ -150,10 +150,13 @@ fn impossible_contact_values_are_refused_with_the_key_path() {
         ),
         ("[contact]\nbroad_phase = \"octree\"", "broad_phase"),
         ("[contact]\nsticky = true", "sticky"),
+        ("[contact]\nenergy_limit = true", "contact.energy_limit: removed"),
+        ("[contact]\npush_guard = false", "contact.push_guard: removed"),
         (
-            "[contact]\nresponse = \"springs\"\nenergy_limit = true",
-            "contact.energy_limit",
+            "[contact]\nresponse = \"projection\"\ndhat = 1e-3",
+            "contact.dhat: a setting of response = \"ipc\"",
         ),
+        ("[contact]\ndhat = -1.0", "contact.dhat = -1"),
         (
             "[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0\n[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0",
             "`a`",
@@ -168,15 +171,37 @@ fn impossible_contact_values_are_refused_with_the_key_path() {
     }
 }
 
-/// `[contact] energy_limit` (the energy-limited contact step): off unless asked for, on in the
-/// snapping torus.
+/// No `response` key: the IPC keys are kept (`Response::Auto`), and the world resolves it to
+/// IPC when every body steps with backward Euler (full or linearized), to projection with an
+/// explicit integrator or BDF; `response = "projection"` stays projection.
 #[test]
-fn the_energy_limit_key_reaches_the_contact_settings() {
-    let settings = |text: &str| scene(text).unwrap().contact.unwrap();
-    assert!(!settings("[contact]\nfriction = 0.1").energy_limit);
-    assert!(settings("[contact]\nenergy_limit = true").energy_limit);
-    assert!(!settings("[contact]\nenergy_limit = false").energy_limit);
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let torus = supple_io::load_scene(&repo.join("scenes/snapping_torus.toml")).unwrap();
-    assert!(torus.contact.unwrap().energy_limit);
+fn the_default_response_is_ipc_with_backward_euler_and_projection_otherwise() {
+    let chosen = |text: &str| {
+        let s = scene(text).unwrap();
+        let w = s.build_world().unwrap();
+        w.contact().unwrap().settings().response
+    };
+    let Response::Auto(ipc) = scene("[contact]\ndhat = 2e-3")
+        .unwrap()
+        .contact
+        .unwrap()
+        .response
+    else {
+        panic!("no response key must give Response::Auto");
+    };
+    assert_eq!(ipc.dhat, Some(2e-3));
+    assert!(matches!(chosen("[contact]\ndhat = 2e-3"), Response::Ipc(i) if i.dhat == Some(2e-3)));
+    let ground =
+        "[[obstacle]]\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]";
+    assert_eq!(chosen(ground).name(), "ipc");
+    for kind in ["backward_euler", "backward_euler_linearized"] {
+        let text = format!("[integrator]\nkind = \"{kind}\"\n{ground}");
+        assert_eq!(chosen(&text).name(), "ipc", "{kind}");
+    }
+    for kind in ["symplectic_euler", "bdf2", "rkf45"] {
+        let text = format!("[integrator]\nkind = \"{kind}\"\n{ground}");
+        assert_eq!(chosen(&text).name(), "projection", "{kind}");
+    }
+    let text = format!("{ground}\n[contact]\nresponse = \"projection\"");
+    assert_eq!(chosen(&text).name(), "projection");
 }

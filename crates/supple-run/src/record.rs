@@ -71,6 +71,13 @@ struct ContactTrack {
     row_penetration: f64,
     body_penetration: Vec<f64>,
     ms: Vec<f64>,
+    /// The IPC step's totals: most pairs, closest distance, largest κ, CCD cuts and
+    /// backtracks.
+    ipc_pairs_max: usize,
+    ipc_min_distance: f64,
+    ipc_kappa_max: f64,
+    ipc_cuts: usize,
+    ipc_backtracks: usize,
 }
 
 struct ProbeTrack {
@@ -190,6 +197,7 @@ impl Recorder {
         }
         let contact = world.contact().map(|_| ContactTrack {
             body_penetration: vec![0.0; world.bodies.len()],
+            ipc_min_distance: f64::INFINITY,
             ..ContactTrack::default()
         });
         if contact.is_some() {
@@ -281,6 +289,14 @@ impl Recorder {
                 *m = m.max(p);
             }
             t.ms.push(1e3 * (c.broad_s + c.narrow_s + c.response_s));
+            if let Some(ipc) = world.ipc() {
+                let l = &ipc.last;
+                t.ipc_pairs_max = t.ipc_pairs_max.max(l.pairs);
+                t.ipc_min_distance = t.ipc_min_distance.min(l.min_distance);
+                t.ipc_kappa_max = t.ipc_kappa_max.max(l.kappa);
+                t.ipc_cuts += l.ccd_cuts;
+                t.ipc_backtracks += l.backtracks;
+            }
         }
         for (p, t) in &mut self.probes {
             let x = world.bodies[p.body].x[p.vertex];
@@ -477,7 +493,7 @@ impl Recorder {
                     body_collision: s.body_collision,
                     broad_phase: format!("{:?}", s.broad_phase),
                     narrow_phase: format!("{:?}", s.narrow_phase),
-                    response: format!("{:?}", s.response),
+                    response: s.response.name().to_string(),
                     thickness: c.thickness(),
                     pairs_tested_mean: t.pairs_tested_sum as f64 / steps,
                     contacts_max: t.contacts_max,
@@ -486,6 +502,13 @@ impl Recorder {
                     surface_resolved_steps: t.resolved_steps,
                     max_penetration: t.body_penetration.iter().copied().fold(0.0, f64::max),
                     contact_ms_per_step_median: median(&t.ms),
+                    ipc: world.ipc().map(|_| crate::summary::IpcSummary {
+                        pairs_max: t.ipc_pairs_max,
+                        min_distance: t.ipc_min_distance.is_finite().then_some(t.ipc_min_distance),
+                        kappa_max: t.ipc_kappa_max,
+                        ccd_cuts_per_step: t.ipc_cuts as f64 / steps,
+                        backtracks_per_step: t.ipc_backtracks as f64 / steps,
+                    }),
                 }
             }),
             bodies: world

@@ -116,13 +116,13 @@ pub fn run_scene(
         if let Some(c) = world.contact() {
             let s = c.settings();
             eprintln!(
-                "contact: {} obstacle(s), self-collision {}, body collision {}, {:?} broad phase, {:?} narrow phase, {:?} response, thickness {:.3e} m",
+                "contact: {} obstacle(s), self-collision {}, body collision {}, {:?} broad phase, {:?} narrow phase, {} response, thickness {:.3e} m",
                 s.obstacles.len(),
                 if s.self_collision { "on" } else { "off" },
                 if s.body_collision { "on" } else { "off" },
                 s.broad_phase,
                 s.narrow_phase,
-                s.response,
+                s.response.name(),
                 c.thickness()
             );
         }

@@ -181,6 +181,24 @@ pub struct ContactSummary {
     pub surface_resolved_steps: usize,
     pub max_penetration: f64,
     pub contact_ms_per_step_median: f64,
+    /// The coupled IPC step's totals, when the response is IPC (its Newton and CG
+    /// iterations are each body's `newton_iterations` / `solver_iterations` columns).
+    pub ipc: Option<IpcSummary>,
+}
+
+/// What the coupled IPC step did over a run.
+#[derive(Serialize)]
+pub struct IpcSummary {
+    /// Most barrier pairs active at the end of a step.
+    pub pairs_max: usize,
+    /// Closest distance between surfaces or to an obstacle at the end of any step (m;
+    /// `null` when no pair ever came within d̂).
+    pub min_distance: Option<f64>,
+    /// Largest barrier stiffness κ any step used.
+    pub kappa_max: f64,
+    /// Newton steps cut by CCD or the inversion cap, and line-search halvings, per step.
+    pub ccd_cuts_per_step: f64,
+    pub backtracks_per_step: f64,
 }
 
 #[derive(Serialize)]

@@ -122,7 +122,21 @@ fn a_run_that_ends_with_bodies_inside_each_other_is_invalid_where_they_collide()
         quiet: true,
         force: false,
     };
-    let with_contact = format!("{OVERLAPPING}[contact]\nbody_collision = true\n");
+    // The default response, IPC, refuses a start whose surfaces cross: the run stops at its
+    // first step with that reason (exit 2), the initial frame written.
+    let default = format!("{OVERLAPPING}[contact]\nbody_collision = true\n");
+    let scene = supple_io::parse_scene(&default, std::path::Path::new("o.toml")).unwrap();
+    let report = run_scene(&scene, &opts("overlap_ipc"), &mut Silent).unwrap();
+    let RunOutcome::Diverged(d) = &report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    assert!(
+        d.step == 1 && d.reason.contains("touch or cross at the step's start"),
+        "{d:?}"
+    );
+    // The projection response runs it, and the verdict finds them inside each other.
+    let with_contact =
+        format!("{OVERLAPPING}[contact]\nbody_collision = true\nresponse = \"projection\"\n");
     let scene = supple_io::parse_scene(&with_contact, std::path::Path::new("o.toml")).unwrap();
     let report = run_scene(&scene, &opts("overlap"), &mut Silent).unwrap();
     let RunOutcome::Invalid(reasons) = &report.outcome else {

@@ -10,7 +10,7 @@
 mod common;
 
 use supple::body::{Body, BodyDesc};
-use supple::contact::{ContactSettings, ContactStats, Obstacle, RigidPath, Shape};
+use supple::contact::{ContactSettings, ContactStats, Obstacle, Response, RigidPath, Shape};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 use supple::nalgebra::{Isometry3, Vector3};
@@ -91,6 +91,7 @@ fn self_fold_around_a_one_metre_rod_finishes_its_steps() {
         friction: 0.5,
     };
     let contact = ContactSettings {
+        response: Response::Projection,
         obstacles: vec![rod],
         self_collision: true,
         ..ContactSettings::default()
@@ -126,6 +127,7 @@ fn a_small_box_inside_a_billion_metre_box_finishes_its_steps() {
     let ground =
         Obstacle::plane("ground", Vector3::new(0.0, -0.5, 0.0), Vector3::y(), 0.0).unwrap();
     let contact = ContactSettings {
+        response: Response::Projection,
         obstacles: vec![ground],
         body_collision: true,
         ..ContactSettings::default()

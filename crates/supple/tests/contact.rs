@@ -79,6 +79,7 @@ fn a_body_thrown_at_10_m_per_s_never_ends_a_step_below_the_ground() {
             ..BodyDesc::new("cube", mesh, COROT, 1e6, 0.3, 1000.0)
         };
         let contact = ContactSettings {
+            response: Response::Projection,
             obstacles: vec![
                 Obstacle::plane("ground", Vector3::zeros(), Vector3::y(), 0.3).unwrap(),
             ],
@@ -261,6 +262,7 @@ fn fold_bar(self_collision: bool) -> (usize, usize) {
         friction: 0.5,
     };
     let contact = ContactSettings {
+        response: Response::Projection,
         obstacles: vec![rod],
         self_collision,
         ..ContactSettings::default()
@@ -298,6 +300,7 @@ fn contact_results_do_not_depend_on_the_thread_count() {
             .unwrap();
         pool.install(|| {
             let settings = ContactSettings {
+                response: Response::Projection,
                 broad_phase: broad,
                 self_collision,
                 obstacles: vec![Obstacle::plane(
@@ -356,6 +359,7 @@ fn the_projection_response_adds_no_separation_speed() {
         Vector3::zeros(),
         1e-3,
         ContactSettings {
+            response: Response::Projection,
             body_collision: true,
             ..ContactSettings::default()
         },
@@ -370,6 +374,7 @@ fn the_projection_response_adds_no_separation_speed() {
         Vector3::zeros(),
         1e-3,
         ContactSettings {
+            response: Response::Projection,
             body_collision: true,
             ..ContactSettings::default()
         },
@@ -420,6 +425,7 @@ fn resting_stack(hold_surfaces: bool) -> (f64, f64) {
     let mut w = World::new(vec![lower, upper], g, 0.01, implicit())
         .unwrap()
         .with_contact(ContactSettings {
+            response: Response::Projection,
             friction: 0.5,
             hold_surfaces,
             ..ContactSettings::default()

@@ -52,42 +52,31 @@ fn contact_steps_do_not_allocate_after_warm_up() {
         .build()
         .unwrap();
     pool.install(|| {
-        for (broad, narrow, response, energy_limit) in [
+        for (broad, narrow, response) in [
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Exact,
                 Response::Projection,
-                false,
             ),
             (
                 BroadPhaseKind::SweepAndPrune,
                 NarrowPhase::Exact,
                 Response::Projection,
-                false,
             ),
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Hermite,
                 Response::Projection,
-                false,
             ),
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Exact,
                 Response::Springs { stiffness: None },
-                false,
-            ),
-            (
-                BroadPhaseKind::Bvh,
-                NarrowPhase::Exact,
-                Response::Projection,
-                true,
             ),
             (
                 BroadPhaseKind::Bvh,
                 NarrowPhase::Exact,
                 Response::Ipc(supple::contact::ipc::IpcSettings::default()),
-                false,
             ),
         ] {
             let mut w = stacked(ContactSettings {
@@ -95,7 +84,6 @@ fn contact_steps_do_not_allocate_after_warm_up() {
                 narrow_phase: narrow,
                 response,
                 friction: 0.3,
-                energy_limit,
                 ..ContactSettings::default()
             });
             // Fall and settle: the workspaces grow to the contact load.
@@ -117,7 +105,7 @@ fn contact_steps_do_not_allocate_after_warm_up() {
             );
             assert_eq!(
                 n, 0,
-                "{broad:?}/{narrow:?}/{response:?}/energy_limit {energy_limit}: {n} allocations in 3 steps"
+                "{broad:?}/{narrow:?}/{response:?}: {n} allocations in 3 steps"
             );
         }
     });

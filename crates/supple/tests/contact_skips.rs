@@ -9,7 +9,7 @@ mod common;
 
 use common::{cube_mesh, implicit};
 use supple::body::{Body, BodyDesc};
-use supple::contact::{BroadPhaseKind, ContactSettings, NarrowPhase, SkipChecks};
+use supple::contact::{BroadPhaseKind, ContactSettings, NarrowPhase, Response, SkipChecks};
 use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::nalgebra::Vector3;
 use supple::world::World;
@@ -40,6 +40,7 @@ fn stack(settings: ContactSettings, thrown: f64) -> World {
     World::new(vec![lower, upper], g, 0.01, implicit())
         .unwrap()
         .with_contact(ContactSettings {
+            response: Response::Projection,
             friction: 0.5,
             ..settings
         })
@@ -91,6 +92,7 @@ fn pruned_passes_find_what_full_passes_find_on_a_resting_stack() {
 #[test]
 fn pruned_passes_find_what_full_passes_find_with_the_hermite_narrow_phase() {
     let settings = ContactSettings {
+        response: Response::Projection,
         narrow_phase: NarrowPhase::Hermite,
         ..ContactSettings::default()
     };
@@ -100,6 +102,7 @@ fn pruned_passes_find_what_full_passes_find_with_the_hermite_narrow_phase() {
 #[test]
 fn pruned_passes_find_what_full_passes_find_for_a_thrown_cube_with_self_collision() {
     let settings = ContactSettings {
+        response: Response::Projection,
         self_collision: true,
         ..ContactSettings::default()
     };
@@ -111,6 +114,7 @@ fn pruned_passes_find_what_full_passes_find_for_a_thrown_cube_with_self_collisio
 #[test]
 fn pruned_passes_find_what_full_passes_find_with_sweep_and_prune() {
     let settings = ContactSettings {
+        response: Response::Projection,
         broad_phase: BroadPhaseKind::SweepAndPrune,
         ..ContactSettings::default()
     };

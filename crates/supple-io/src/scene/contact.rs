@@ -26,9 +26,9 @@ pub(super) struct ContactSection {
     hold_contacts: Option<bool>,
     /// ... and body–body / self contact (default true).
     hold_surfaces: Option<bool>,
-    /// Body–body / self-contact pushes scaled so no tet behind them is crushed (default false).
+    /// Removed (the coupled IPC step replaces it); refused with that note.
     push_guard: Option<bool>,
-    /// The energy-limited contact step (default false).
+    /// Removed (the coupled IPC step replaces it); refused with that note.
     energy_limit: Option<bool>,
     /// IPC response: barrier distance d̂ (m), barrier stiffness κ, friction's ε_v (m/s),
     /// Newton tolerance and iteration cap.
@@ -257,6 +257,35 @@ fn obstacle(o: ObstacleSection, i: usize) -> Result<Obstacle, String> {
     Ok(ob)
 }
 
+/// The IPC keys of `[contact]` over [`IpcSettings::default`].
+fn ipc_settings(c: &ContactSection) -> Result<IpcSettings, String> {
+    let positive = |key: &str, v: Option<f64>| match v {
+        Some(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
+            "contact.{key} = {x}: must be a finite number above 0"
+        )),
+        _ => Ok(v),
+    };
+    let mut ipc = IpcSettings {
+        dhat: positive("dhat", c.dhat)?,
+        kappa: positive("kappa", c.kappa)?,
+        eps_v: positive("eps_v", c.eps_v)?,
+        ..IpcSettings::default()
+    };
+    if let Some(t) = positive("ipc_tolerance", c.ipc_tolerance)? {
+        ipc.tolerance = t;
+    }
+    if let Some(t) = positive("ipc_velocity_tolerance", c.ipc_velocity_tolerance)? {
+        ipc.velocity_tolerance = t;
+    }
+    if let Some(n) = c.ipc_max_iterations {
+        if n == 0 {
+            return Err("contact.ipc_max_iterations = 0: must be at least 1".into());
+        }
+        ipc.max_iterations = n;
+    }
+    Ok(ipc)
+}
+
 /// Validates `[contact]` and `[[obstacle]]`; `None` when the scene has neither.
 pub(super) fn contact(
     section: Option<ContactSection>,
@@ -312,36 +341,29 @@ pub(super) fn contact(
             ("ipc_velocity_tolerance", c.ipc_velocity_tolerance.is_some()),
             ("ipc_max_iterations", c.ipc_max_iterations.is_some()),
         ];
-        if c.response == Some(ResponseName::Ipc) {
-            let positive = |key: &str, v: Option<f64>| match v {
-                Some(x) if !(x > 0.0 && x.is_finite()) => Err(format!(
-                    "contact.{key} = {x}: must be a finite number above 0"
-                )),
-                _ => Ok(v),
-            };
-            let mut ipc = IpcSettings {
-                dhat: positive("dhat", c.dhat)?,
-                kappa: positive("kappa", c.kappa)?,
-                eps_v: positive("eps_v", c.eps_v)?,
-                ..IpcSettings::default()
-            };
-            if let Some(t) = positive("ipc_tolerance", c.ipc_tolerance)? {
-                ipc.tolerance = t;
+        match c.response {
+            // No `response`: IPC when every body steps with backward Euler, projection
+            // otherwise (`Response::Auto`, resolved when the world is built); the IPC keys
+            // apply when it is IPC.
+            None | Some(ResponseName::Ipc) => {
+                let ipc = ipc_settings(&c)?;
+                s.response = if c.response.is_some() {
+                    Response::Ipc(ipc)
+                } else {
+                    Response::Auto(ipc)
+                };
             }
-            if let Some(t) = positive("ipc_velocity_tolerance", c.ipc_velocity_tolerance)? {
-                ipc.velocity_tolerance = t;
-            }
-            if let Some(n) = c.ipc_max_iterations {
-                if n == 0 {
-                    return Err("contact.ipc_max_iterations = 0: must be at least 1".into());
+            Some(ResponseName::Projection) | Some(ResponseName::Springs) => {
+                if let Some((key, _)) = ipc_keys.iter().find(|(_, set)| *set) {
+                    return Err(format!(
+                        "contact.{key}: a setting of response = \"ipc\" (the default with backward Euler), not of response = \"{}\"",
+                        if springs { "springs" } else { "projection" }
+                    ));
                 }
-                ipc.max_iterations = n;
+                if !springs {
+                    s.response = Response::Projection;
+                }
             }
-            s.response = Response::Ipc(ipc);
-        } else if let Some((key, _)) = ipc_keys.iter().find(|(_, set)| *set) {
-            return Err(format!(
-                "contact.{key}: only a setting of response = \"ipc\""
-            ));
         }
         if let Some(v) = c.friction {
             s.friction = v;
@@ -359,11 +381,15 @@ pub(super) fn contact(
         if let Some(v) = c.hold_surfaces {
             s.hold_surfaces = v;
         }
-        if let Some(v) = c.push_guard {
-            s.push_guard = v;
-        }
-        if let Some(v) = c.energy_limit {
-            s.energy_limit = v;
+        for (key, set) in [
+            ("push_guard", c.push_guard.is_some()),
+            ("energy_limit", c.energy_limit.is_some()),
+        ] {
+            if set {
+                return Err(format!(
+                    "contact.{key}: removed; it corrected the projection response between bodies, which the coupled IPC step (the default with backward Euler) replaces: delete the key (EXPERIMENTS.md, *Contact as one minimization*)"
+                ));
+            }
         }
     }
     s.validate().map_err(|e| e.to_string())?;

@@ -45,13 +45,22 @@ pub enum NarrowPhase {
 }
 
 /// What happens when two deformable surfaces meet.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Response {
+    /// The default: [`Ipc`](Self::Ipc) with these settings when every body of the world
+    /// steps with a one-step implicit integrator (backward Euler, full or linearized: the
+    /// coupled step is backward Euler), [`Projection`](Self::Projection) otherwise (the
+    /// explicit integrators, BDF, static solves, a mix). [`crate::world::World::with_contact`]
+    /// resolves it, so a world's contact phase never sees `Auto`
+    /// ([`Response::resolve`]).
+    Auto(ipc::IpcSettings),
     /// Move the end positions apart along the contact normal (mass-weighted, with
     /// friction) until no pair crosses during the step, with a fail-safe that returns the
     /// involved vertices to their start-of-step positions; velocities follow the
-    /// correction. Guarantees no interpenetration at the end of every step.
-    #[default]
+    /// correction. No pair crosses during a step it resolves, but the bodies are solved one
+    /// at a time, so reactions are not equal and opposite: fast crashes end interpenetrated
+    /// or inverted and stacks gain energy (EXPERIMENTS.md, *Contact as one minimization*).
+    /// The response of the explicit integrators.
     Projection,
     /// Liesenfeld & Stolfi §7: sticky zero-rest-length springs added at contact and removed
     /// when they start pulling. `stiffness` (N/m) defaults to `¼ m / dt²` (m the lightest
@@ -62,6 +71,43 @@ pub enum Response {
     /// one minimization, with a CCD-filtered line search (no state is ever intersecting).
     /// Replaces the bodies' own implicit integrators and the obstacle response.
     Ipc(ipc::IpcSettings),
+}
+
+impl Default for Response {
+    fn default() -> Self {
+        Self::Auto(ipc::IpcSettings::default())
+    }
+}
+
+impl Response {
+    /// The response a world uses: [`Auto`](Self::Auto) becomes IPC when
+    /// `all_backward_euler` (every body's integrator is a one-step implicit one, see
+    /// [`couples`]), projection otherwise; the others stay as they are.
+    pub fn resolve(self, all_backward_euler: bool) -> Self {
+        match self {
+            Self::Auto(ipc) if all_backward_euler => Self::Ipc(ipc),
+            Self::Auto(_) => Self::Projection,
+            other => other,
+        }
+    }
+
+    /// The scene name of the response (`"ipc"`, `"projection"`, `"springs"`; `"auto"`
+    /// before [`resolve`](Self::resolve)).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Auto(_) => "auto",
+            Self::Projection => "projection",
+            Self::Springs { .. } => "springs",
+            Self::Ipc(_) => "ipc",
+        }
+    }
+}
+
+/// True for the integrators the coupled IPC step can replace: the one-step implicit ones
+/// (`backward_euler`, `backward_euler_linearized`), whose step is the backward-Euler step
+/// IPC minimizes.
+pub fn couples(integrator: &str) -> bool {
+    matches!(integrator, "backward_euler" | "backward_euler_linearized")
 }
 
 /// Contact settings of a world.
@@ -96,18 +142,6 @@ pub struct ContactSettings {
     /// the whole body answers the contact within the step (see
     /// `contact/pipeline/surface_hold.rs`); otherwise only those vertices are moved.
     pub hold_surfaces: bool,
-    /// Scale each body–body / self-contact push so that no tet behind a pushed vertex drops
-    /// below 10 % of its rest volume (`contact/pipeline/push_guard.rs`). Off by default: it
-    /// keeps tubes meeting at 20 m/s closing from ending inside out, but in slow, deep
-    /// pressing contact (the snapping torus) the pushes it scales leave pairs to the
-    /// fail-safe and the body gains energy (EXPERIMENTS.md, issue 12).
-    pub push_guard: bool,
-    /// The energy-limited contact step (`contact/pipeline/energy_limit.rs`): after each step,
-    /// an island of bodies in contact that nothing outside did work on and whose total energy
-    /// (kinetic + elastic + gravitational) rose over the step has the rise taken out of its
-    /// deformation velocity (a correction after Su, Sheth & Fedkiw 2013, not physics). Needs
-    /// the projection response. Off by default.
-    pub energy_limit: bool,
 }
 
 impl Default for ContactSettings {
@@ -121,15 +155,13 @@ impl Default for ContactSettings {
             // (EXPERIMENTS.md), so it is the default.
             broad_phase: BroadPhaseKind::Bvh,
             narrow_phase: NarrowPhase::Exact,
-            response: Response::Projection,
+            response: Response::default(),
             friction: 0.0,
             thickness: None,
             max_iterations: 16,
             skin: 0.0,
             hold_contacts: true,
             hold_surfaces: true,
-            push_guard: false,
-            energy_limit: false,
         }
     }
 }
@@ -186,13 +218,6 @@ impl ContactSettings {
                     why: "must be a finite number above 0",
                 });
             }
-        }
-        if self.energy_limit && !matches!(self.response, Response::Projection) {
-            return Err(ContactError::Setting {
-                key: "energy_limit",
-                value: 1.0,
-                why: "needs the projection response (contact springs store energy it cannot see)",
-            });
         }
         if self.max_iterations == 0 {
             return Err(ContactError::Setting {

@@ -16,9 +16,7 @@
 //!    (`pipeline/velocity.rs`).
 
 pub use super::detect::PairHit;
-mod energy_limit;
 mod hold;
-mod push_guard;
 mod skips;
 pub use skips::SkipChecks;
 mod sliding_hold;
@@ -93,15 +91,6 @@ pub struct ContactStats {
     /// bodies' solves and the momentum restore; not the contact phase run after them); 0
     /// when none ran.
     pub resolve_s: f64,
-    /// The energy-limited contact step ([`ContactSettings::energy_limit`]): islands whose
-    /// deformation velocity it scaled this step, the energy (J) it removed, and the rise (J)
-    /// it could not remove (the deformation velocity scaled to zero was not enough).
-    pub energy_limited: usize,
-    pub energy_removed: f64,
-    pub energy_excess: f64,
-    /// Wall time (s) of the energy-limited step (its energies, the islands' scaling); 0 when
-    /// off.
-    pub energy_limit_s: f64,
 }
 
 /// Contact state of a world (see the module doc).
@@ -146,9 +135,6 @@ pub struct Contact {
     /// velocities after the contact phase, and the ones held for a second solve
     /// (`pipeline/surface_hold.rs`).
     surface_moved: Vec<Vec<bool>>,
-    /// The tets around each vertex, to keep a push from crushing them
-    /// (`pipeline/push_guard.rs`; empty when no surfaces can meet).
-    push_guard: push_guard::PushGuard,
     /// How many vertices are marked in `surface_moved`.
     surface_moves: usize,
     surface_v: Vec<Vec<Vector3<f64>>>,
@@ -159,8 +145,6 @@ pub struct Contact {
     surface_momentum: Vec<(Vector3<f64>, Vector3<f64>)>,
     obstacle_touch: Vec<bool>,
     island: Vec<usize>,
-    /// The energy-limited step's workspaces (`pipeline/energy_limit.rs`; empty when off).
-    limit: energy_limit::EnergyLimit,
     /// The surface response's last contact-free state (`pipeline/skips.rs`): every body's
     /// positions and velocities when a detection pass last found no meeting pair, whether
     /// they are current (`clean`), and whether the contact phase running is the one after
@@ -213,10 +197,8 @@ impl Contact {
             .fold(f64::INFINITY, f64::min);
         let spring_stiffness = match settings.response {
             Response::Springs { stiffness } => stiffness.unwrap_or(0.25 * lightest / (dt * dt)),
-            Response::Projection | Response::Ipc(_) => 0.0,
+            Response::Projection | Response::Auto(_) | Response::Ipc(_) => 0.0,
         };
-        let guard_pushes = settings.push_guard;
-        let limit_energy = settings.energy_limit;
         let surfaces_meet =
             settings.self_collision || (settings.body_collision && bodies.len() > 1);
         let detector = surfaces_meet.then(|| Detector::new(&settings, &surfaces));
@@ -261,11 +243,6 @@ impl Contact {
             pushed: Vec::new(),
             pushed_u: Vec::new(),
             surface_moved: bodies.iter().map(|b| vec![false; b.n_vertices()]).collect(),
-            push_guard: if surfaces_meet && guard_pushes {
-                push_guard::PushGuard::new(bodies)
-            } else {
-                push_guard::PushGuard::default()
-            },
             surface_moves: 0,
             surface_v: per_body(&|b| b.n_vertices()),
             surface_held: bodies
@@ -275,7 +252,6 @@ impl Contact {
             surface_momentum: vec![(Vector3::zeros(), Vector3::zeros()); bodies.len()],
             obstacle_touch: vec![false; bodies.len()],
             island: (0..bodies.len()).collect(),
-            limit: energy_limit::EnergyLimit::new(limit_energy, bodies),
             clean_x: per_body(&|b| b.n_vertices()),
             clean_v: per_body(&|b| b.n_vertices()),
             clean: false,
@@ -333,7 +309,6 @@ impl Contact {
             self.x0[b].copy_from_slice(&body.x);
             self.v0[b].copy_from_slice(&body.v);
         }
-        self.limit.begin_step();
         if matches!(self.settings.response, Response::Springs { .. }) {
             self.spring_p.clear();
             for s in &self.springs.springs {
@@ -454,7 +429,7 @@ impl Contact {
         // 2. Surfaces.
         if self.detector.is_some() {
             match self.settings.response {
-                Response::Projection | Response::Ipc(_) => {
+                Response::Projection | Response::Auto(_) | Response::Ipc(_) => {
                     self.project_surfaces(bodies, dt, &mut stats)
                 }
                 Response::Springs { .. } => self.update_springs(bodies, dt, &mut stats),
@@ -494,7 +469,6 @@ impl Contact {
                 }
             }
         }
-        self.note_step_contacts();
         stats.max_penetration = stats
             .body_penetration
             .iter()

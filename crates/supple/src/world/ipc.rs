@@ -8,7 +8,7 @@ use super::{World, WorldError};
 use crate::body::Body;
 use crate::contact::ipc::potential::{Obstacles, Pairing};
 use crate::contact::ipc::{IpcFailure, IpcStep};
-use crate::contact::{ContactError, ContactSettings, Response};
+use crate::contact::{couples, ContactError, ContactSettings, Response};
 use crate::time::Integrator;
 
 /// The coupled step for `settings`, when its response is IPC; refuses bodies whose
@@ -22,10 +22,7 @@ pub(super) fn build(
         return Ok(None);
     };
     for (body, integrator) in bodies.iter().zip(integrators) {
-        if !matches!(
-            integrator.name(),
-            "backward_euler" | "backward_euler_linearized"
-        ) {
+        if !couples(integrator.name()) {
             return Err(WorldError::Contact(ContactError::Setting {
                 key: "response",
                 value: 0.0,

@@ -15,7 +15,6 @@
 use crate::body::Body;
 mod carried;
 mod control;
-mod driven;
 mod exact;
 mod hold;
 mod interaction;
@@ -114,8 +113,6 @@ pub struct World {
     core_loads: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Each body's progress through the step's solves (`hold.rs`).
     lanes: Vec<hold::Lane>,
-    /// Per body: something outside may do work on it this step (`driven.rs`).
-    driven: Vec<bool>,
     /// The coupled IPC step, with the [`Response::Ipc`] contact response (`ipc.rs`).
     ipc: Option<crate::contact::ipc::IpcStep>,
 }
@@ -190,7 +187,6 @@ impl World {
             lanes: std::iter::repeat_with(hold::Lane::default)
                 .take(n_bodies)
                 .collect(),
-            driven: vec![false; n_bodies],
             ipc: None,
         })
     }
@@ -202,8 +198,15 @@ impl World {
         Ok(self)
     }
 
-    /// Turns on contact (obstacles, self- and body–body collision) with these settings.
-    pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
+    /// Turns on contact (obstacles, self- and body–body collision) with these settings; the
+    /// default response ([`Response::Auto`]) becomes IPC when every body steps with backward
+    /// Euler, projection otherwise ([`Contact::settings`] holds the one chosen).
+    pub fn with_contact(mut self, mut settings: ContactSettings) -> Result<Self, WorldError> {
+        let all_backward_euler = self
+            .integrators
+            .iter()
+            .all(|i| crate::contact::couples(i.name()));
+        settings.response = settings.response.resolve(all_backward_euler);
         self.ipc = ipc::build(&self.bodies, &self.integrators, &settings)?;
         self.contact = Some(Contact::new(settings, &self.bodies, self.dt)?);
         Ok(self)
@@ -412,7 +415,6 @@ impl World {
         self.project_rigid_cores();
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
-        self.limit_energy(t0, h);
         for (b, body) in self.bodies.iter().enumerate() {
             let linear = self.is_linear_static(b);
             if let Some(reason) = self.control.check_answer(body, linear) {

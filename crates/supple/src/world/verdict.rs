@@ -30,7 +30,7 @@
 //! than 0.006 (EXPERIMENTS.md).
 //!
 //! A step is *not counted* when something outside may do work on a body (the world's
-//! call, as for the energy-limited contact step, `driven.rs`): a grab spring acts, external
+//! call): a grab spring acts, external
 //! forces were applied for it, the world carries exact-constraint forces, a body has loads or
 //! prescribed motions that differ between the step's start and end, a body has a dynamic rigid
 //! core or an exact constraint, or an obstacle moves during it; with contact springs

@@ -68,6 +68,11 @@ impl FrictionSet {
         self.pairs.clear();
         let dhat2 = dhat * dhat;
         for pair in pairs {
+            // Obstacle cores carry no friction (`potential/obstacle_core.rs`): the
+            // vertex–obstacle pairs do.
+            if matches!(pair.kind, PairKind::CoreTriangle | PairKind::CoreEdge) {
+                continue;
+            }
             let mu = match pair.kind {
                 PairKind::PointObstacle => obstacles.list[pair.obstacle as usize].friction,
                 _ => mu_bodies,
@@ -89,6 +94,7 @@ impl FrictionSet {
                     let q = b[0] * p[1] + b[1] * p[2] + b[2] * p[3];
                     ([1.0, -b[0], -b[1], -b[2]], 4, p[0] - q)
                 }
+                PairKind::CoreTriangle | PairKind::CoreEdge => continue,
                 PairKind::EdgeEdge => {
                     let (_, u, s) = segment_segment(&p[0], &p[1], &p[2], &p[3]);
                     let (a, b) = (p[0] + u * (p[1] - p[0]), p[2] + s * (p[3] - p[2]));

@@ -28,6 +28,8 @@ use crate::contact::Obstacle;
 use crate::linalg::par;
 use nalgebra::{Matrix3, Vector3};
 
+mod obstacle_core;
+
 /// Broad-phase groups of the primitives.
 const VERTEX: u8 = 0;
 const EDGE: u8 = 1;
@@ -58,6 +60,12 @@ pub enum PairKind {
     EdgeEdge,
     /// `v[0]` against obstacle `obstacle`.
     PointObstacle,
+    /// Point `core` of obstacle `obstacle`'s core against the triangle `v[1..4]` (`v[0]` a
+    /// placeholder; `potential/obstacle_core.rs`).
+    CoreTriangle,
+    /// Segment `core` of obstacle `obstacle`'s core against the edge `v[2..4]` (`v[0..2]`
+    /// placeholders).
+    CoreEdge,
 }
 
 /// One active pair (distance below `d̂`) at the current iterate.
@@ -66,6 +74,8 @@ pub struct Pair {
     pub kind: PairKind,
     pub v: [u32; 4],
     pub obstacle: u32,
+    /// The core point or segment of a core pair (0 for other kinds).
+    pub core: u32,
     /// Squared distance at the iterate.
     pub d2: f64,
     /// Edge–edge mollifier threshold `ε×` (eq. 23; 0 for other kinds).
@@ -136,6 +146,10 @@ pub struct ContactSet {
     boxes: Vec<Aabb>,
     /// Primitive pairs closer than `d̂` at rest within one body (never contacts).
     excluded: Vec<(u32, u32)>,
+    /// Vertices held on prescribed motions this step ([`set_held`](Self::set_held)): no
+    /// obstacle pair, since the barrier cannot move them (a cylinder's base fixed on the
+    /// platform it stands on lies at distance 0 from it).
+    held: Vec<bool>,
 }
 
 impl ContactSet {
@@ -167,6 +181,7 @@ impl ContactSet {
             swept: make(),
             boxes: vec![Aabb::empty(); groups.len()],
             excluded: Vec::new(),
+            held: vec![false; mesh.owner.len()],
         };
         // Self pairs already within d̂ at rest are features of the mesh, not contacts.
         if pairing.self_collision {
@@ -183,6 +198,13 @@ impl ContactSet {
             }
         }
         set
+    }
+
+    /// The step's held vertices (global numbering; allocates nothing when the count is
+    /// unchanged).
+    pub fn set_held(&mut self, held: &[bool]) {
+        self.held.clear();
+        self.held.extend_from_slice(held);
     }
 
     /// Boxes of every primitive at `x` (swept to `x + dx` when given), inflated by `r`.
@@ -311,6 +333,7 @@ impl ContactSet {
                 kind,
                 v,
                 obstacle: 0,
+                core: 0,
                 d2,
                 eps_x,
             };
@@ -325,6 +348,9 @@ impl ContactSet {
             let bounds = obstacle.aabb(obstacles.time);
             for &v in &mesh.vertices {
                 let p = x[v as usize];
+                if self.held[v as usize] {
+                    continue;
+                }
                 if let Some((lo, hi)) = bounds {
                     let outside =
                         (0..3).any(|k| p[k] < lo[k] - self.dhat || p[k] > hi[k] + self.dhat);
@@ -337,6 +363,7 @@ impl ContactSet {
                     kind: PairKind::PointObstacle,
                     v: [v, v, v, v],
                     obstacle: o as u32,
+                    core: 0,
                     d2: d * d.abs(),
                     eps_x: 0.0,
                 };
@@ -351,6 +378,7 @@ impl ContactSet {
                 }
             }
         }
+        self.add_core_pairs(mesh, x, obstacles, &mut min_d2)?;
         self.min_distance = min_d2.sqrt();
         Ok(())
     }
@@ -401,6 +429,9 @@ impl ContactSet {
         );
         let p = pair.v.map(|k| x[k as usize]);
         match pair.kind {
+            PairKind::CoreTriangle | PairKind::CoreEdge => {
+                self.core_stencil(pair, x, obstacles, hessians)
+            }
             PairKind::PointObstacle => {
                 let prox = obstacles.list[pair.obstacle as usize].proximity(obstacles.time, &p[0]);
                 let (d, n) = (prox.distance, prox.normal);
@@ -535,7 +566,7 @@ impl ContactSet {
             let bounds = obstacle.aabb(obstacles.time);
             for &v in &mesh.vertices {
                 let (p, d) = (x[v as usize], dx[v as usize]);
-                if d == Vector3::zeros() {
+                if d == Vector3::zeros() || self.held[v as usize] {
                     continue;
                 }
                 if let Some((lo, hi)) = bounds {
@@ -555,7 +586,7 @@ impl ContactSet {
                 t = t.min(point_sdf_accd(&p, &d, sdf, &local));
             }
         }
-        t
+        self.core_max_step(mesh, x, dx, obstacles, t)
     }
 }
 

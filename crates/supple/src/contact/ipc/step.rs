@@ -233,6 +233,7 @@ impl IpcStep {
             self.v0[r.clone()].copy_from_slice(&body.v);
             self.fixed[r].copy_from_slice(&inputs[b].fixed);
         }
+        self.set.set_held(&self.fixed);
         let mut out = IpcStats {
             cg_converged: true,
             ..IpcStats::default()

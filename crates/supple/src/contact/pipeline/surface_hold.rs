@@ -32,7 +32,10 @@ impl Contact {
     pub fn holds_surfaces(&self) -> bool {
         self.settings.hold_surfaces
             && self.detector.is_some()
-            && matches!(self.settings.response, super::Response::Projection)
+            && matches!(
+                self.settings.response,
+                super::Response::Projection | super::Response::Auto(_)
+            )
     }
 
     /// True when the surfaces are held ([`holds_surfaces`](Self::holds_surfaces)) and the
@@ -172,8 +175,6 @@ impl Contact {
     /// world).
     pub(super) fn join_islands(&mut self, a: usize, b: usize) {
         join(&mut self.island, a, b);
-        // The energy-limited step's islands span all contact phases of the step.
-        self.limit.join(a, b);
     }
 
     /// The contact phase again after the second solves (module notes), reporting what the

@@ -162,20 +162,6 @@ impl Contact {
                 correction -= (cut / len / denom) * dr_t;
             }
         }
-        // Not through the tets behind the pushed vertices (`push_guard.rs`), when asked.
-        let mut alpha = 1.0_f64;
-        for k in (0..4).filter(|_| self.settings.push_guard) {
-            let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
-            let scale = inv(k) * h.hit.w[k];
-            if scale != 0.0 {
-                let d = scale * correction;
-                alpha = alpha.min(self.push_guard.admissible(&bodies[b], b, v, &d));
-            }
-        }
-        if alpha <= 0.0 {
-            return;
-        }
-        let correction = alpha * correction;
         for k in 0..4 {
             let (b, v) = (h.vertices[k].0 as usize, h.vertices[k].1 as usize);
             let scale = inv(k) * h.hit.w[k];

@@ -52,8 +52,15 @@ impl IpcStep {
                 body(p.v[0]),
                 p.obstacle
             ),
+            PairKind::CoreTriangle | PairKind::CoreEdge => format!(
+                "a {} of body {} (vertex {}) touches or crosses obstacle {} at the step's start",
+                if p.kind == PairKind::CoreTriangle { "face" } else { "edge" },
+                body(p.v[3]),
+                local(p.v[3]),
+                p.obstacle
+            ),
             kind => format!(
-                "the surfaces of bodies {} and {} touch or cross at the step's start ({kind:?} pair, vertices {} and {}): IPC needs every pair apart (by more than d̂ = {:.3e} m is best)",
+                "the surfaces of bodies {} and {} touch or cross at the step's start ({kind:?} pair, vertices {} and {}): IPC needs every pair apart (by more than d̂ = {:.3e} m is best): move them apart, or set [contact] response = \"projection\"",
                 body(p.v[0]),
                 body(p.v[3]),
                 local(p.v[0]),
