@@ -19,7 +19,7 @@ build() {
   rm -rf "$pkg"
   mkdir -p "$pkg/scenes/meshes"
   python3 "$here/strip_wasm.py" "$target/wasm32-unknown-unknown/release/supple_web.wasm" "$pkg/supple_web.wasm"
-  cp "$root"/scenes/{bar,tube_drop,tube_obstacles}.toml "$pkg/scenes/"
+  cp "$root"/scenes/{bar,tube_drop,tube_obstacles,head_on}.toml "$pkg/scenes/"
   cp "$root"/scenes/meshes/tube_solid_1k.{node,ele} "$pkg/scenes/meshes/"
   echo "built $pkg/supple_web.wasm ($(wc -c < "$pkg/supple_web.wasm") bytes)"
 }
@@ -61,7 +61,9 @@ case "${1:-serve}" in
       "$target/release/supple" --threads 1 bench "$root/scenes/${run%%:*}.toml" \
         --steps "${run#*:}" --warmup 5 > "$out/native-bench-${run%%:*}.json"
     done
-    timeout 400 node "$here/browser-test/test.mjs" "$url" "$out"
+    # The test also starts `supple view` itself (the program is passed, and the page folder).
+    SUPPLE_BIN="$target/release/supple" SUPPLE_ROOT="$root" \
+      timeout 400 node "$here/browser-test/test.mjs" "$url" "$out"
     ;;
   *) echo "usage: web.sh build | serve [PORT] | test" >&2; exit 2 ;;
 esac

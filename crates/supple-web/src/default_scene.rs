@@ -149,7 +149,11 @@ mod tests {
         let low = b.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
         assert!(low > 0.0, "starts above the ground: {low}");
         sim.step(5).unwrap();
-        let low2 = sim.world().bodies[0].x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+        let low2 = sim.world().bodies[0]
+            .x
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::INFINITY, f64::min);
         assert!(low2 < low, "falls: {low} → {low2}");
     }
 
@@ -165,6 +169,8 @@ mod tests {
         let node = BTreeMap::from([("t.node".to_string(), read("tube_solid_1k.node"))]);
         let err = scene_for_mesh("t.node", &node).unwrap_err();
         assert!(err.contains("t.ele"), "{err}");
-        assert!(scene_for_mesh("notes.txt", &node).unwrap_err().contains("not a mesh"));
+        assert!(scene_for_mesh("notes.txt", &node)
+            .unwrap_err()
+            .contains("not a mesh"));
     }
 }

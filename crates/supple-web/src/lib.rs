@@ -31,7 +31,7 @@
 //!   velocities and time, except after a failure or from an invalid state, where the world
 //!   starts again from the scene's start with the new setting.
 //! - **Statistics**: `supple_stats()` writes JSON (time, steps, dt, integrator, model, E, ν,
-//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations; the live grabs
+//!   damping, per body: mass, kinetic energy, bounding box, solver and Newton iterations; the live grabs
 //!   with their targets and spring forces) to the
 //!   message buffer and returns its length; read it at `supple_message_ptr()`.
 //! - **Grab**: `supple_grab_start/_move/_release` ([`grab`]): the engine's grab spring on a

@@ -215,6 +215,7 @@ impl Sim {
                     "name": b.name,
                     "vertices": b.x.len(),
                     "tets": b.mesh.n_tets(),
+                    "mass": b.mass.lumped.iter().sum::<f64>(),
                     "kinetic_energy": b.kinetic_energy(),
                     "max_speed": max_speed,
                     "min": [lo.x, lo.y, lo.z],

@@ -125,7 +125,8 @@ fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
 #[test]
 fn after_a_divergence_a_setting_restarts_the_world() {
     // An explicit step 100× past its stability limit (one substep: no automatic CFL split).
-    let text = "dt = 0.01\nduration = 1.0\n[integrator]\nkind = \"symplectic_euler\"\nsubsteps = 1\n\
+    let text =
+        "dt = 0.01\nduration = 1.0\n[integrator]\nkind = \"symplectic_euler\"\nsubsteps = 1\n\
         [[body]]\nmesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }\n\
         material = { model = \"corotational\", youngs = 1e8, poisson = 0.3, density = 1000.0 }\n\
         fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]\n";
@@ -138,5 +139,8 @@ fn after_a_divergence_a_setting_restarts_the_world() {
     s.set_overrides(o).unwrap();
     assert_eq!(s.world().time, 0.0, "started again");
     s.step(5).unwrap();
-    assert!(s.world().bodies[0].x.iter().all(|p| p.iter().all(|c| c.is_finite())));
+    assert!(s.world().bodies[0]
+        .x
+        .iter()
+        .all(|p| p.iter().all(|c| c.is_finite())));
 }
