@@ -228,7 +228,7 @@ try {
 
   // 8. Speed (reported, not asserted): wasm ms/step in the worker for the bar and the tube,
   // and frames per second of the bar with one step per frame (drawn with new positions).
-  for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150]]) {
+  for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150], ['bunny_drop.toml', 40]]) {
     results[scene] = await page.evaluate(async ([scene, n]) => {
       await window.supple.setPaused(true);
       await window.supple.loadScene(scene);
@@ -258,7 +258,7 @@ try {
   const g = results.fpsSmall;
   console.log(`     the same in a 600×350 viewport: ${g.fps.toFixed(1)} frames/s (${g.drawMsPerFrame.toFixed(1)} ms drawing each)`);
   await page.setViewportSize({ width: 1100, height: 700 });
-  for (const scene of ['bar', 'tube_drop']) {
+  for (const scene of ['bar', 'tube_drop', 'bunny_drop']) {
     try {
       const b = JSON.parse(readFileSync(join(out, `native-bench-${scene}.json`), 'utf8'));
       results[`native_${scene}`] = b;

@@ -12,6 +12,8 @@ const SCENES = {
   'tube_drop.toml': ['meshes/tube_solid_1k.node', 'meshes/tube_solid_1k.ele'],
   'tube_obstacles.toml': ['meshes/tube_solid_1k.node', 'meshes/tube_solid_1k.ele'],
   'head_on.toml': ['meshes/tube_solid_1k.node', 'meshes/tube_solid_1k.ele'],
+  // A closed OBJ surface stuffed with about 5k tets in the worker as the scene loads.
+  'bunny_drop.toml': ['meshes/bunny.obj'],
 };
 
 // Real-time pacing: each frame steps the simulated time the wall clock advanced since the
