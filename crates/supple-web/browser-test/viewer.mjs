@@ -3,7 +3,8 @@
 // cursor; a scene with its mesh files dropped on the page loads and runs; the overlay's
 // real-time factor equals the simulated over the wall time the test measures (within 10 %),
 // for a scene that keeps up with the clock and one that cannot (it then says "slower than
-// real time"); after a forced divergence a slider gives a running world again; a 390 px wide
+// real time"); colour by von Mises stress has a colour bar in pascals; after a forced divergence
+// (loaded through the scene text panel) a slider gives a running world again; a 390 px wide
 // viewport shows the body.
 
 import { spawn } from 'node:child_process';
@@ -106,6 +107,24 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
     `${drop.scene}: ${drop.bodies[0].tets} tets, ${drop.steps} steps`);
   await screenshot(page, 'dropped-tube');
 
+  // Colour by von Mises stress: the colour bar's range is in pascals and not empty.
+  await page.evaluate(() => {
+    const c = document.getElementById('color');
+    c.value = '1';
+    c.dispatchEvent(new Event('change'));
+  });
+  await stepsPassed(page, 10);
+  await page.waitForTimeout(200);
+  const vm = await page.evaluate(() => ({ range: window.supple.colorRange, label: document.getElementById('bar-hi').textContent }));
+  check('colour by von Mises stress: the colour bar is in pascals', vm.range[0] === 0 && vm.range[1] >= 1 && vm.label.endsWith('Pa'),
+    `bar 0 … ${vm.label} (range ${vm.range.join(' … ')})`);
+  await screenshot(page, 'von-mises');
+  await page.evaluate(() => {
+    const c = document.getElementById('color');
+    c.value = '0';
+    c.dispatchEvent(new Event('change'));
+  });
+
   // 3. The real-time factor of the overlay against simulated / wall time measured here: the
   // bar keeps up with the clock; the head-on tubes (dt = 1 ms, 2k tets) cannot.
   for (const [scene, slow] of [['bar.toml', false], ['head_on.toml', true]]) {
@@ -137,10 +156,14 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
   const explode = `name = "explode"\ndt = 0.01\nduration = 1.0\n[integrator]\nkind = "symplectic_euler"\nsubsteps = 1\n[[body]]\n` +
     `mesh = { kind = "box", cells = [4, 1, 1], cell_size = 0.1 }\nmaterial = { model = "corotational", youngs = 1e8, poisson = 0.3, density = 1000.0 }\n` +
     `fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]\n`;
+  // Through the scene text panel, as a user edits and re-runs a scene.
   await page.evaluate(async (text) => {
-    await window.supple.loadText(text, 'explode.toml', []);
+    await window.supple.loadScene('bar.toml');
     await window.supple.setPaused(false);
+    document.getElementById('scene-text').value = text;
+    document.getElementById('run-text').click();
   }, explode);
+  await page.waitForFunction(async () => (await window.supple.stats()).scene === 'explode');
   await page.waitForFunction(() => window.supple.failureText !== '', null, { timeout: 20_000 });
   const failed = await page.evaluate(() => window.supple.failureText);
   await screenshot(page, 'diverged');
