@@ -197,7 +197,13 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
     return { canvas: [c.width, c.height], canvasBottom: c.bottom, panelTop: p.top, bodyFraction: body / 10000 };
   });
   await screenshot(page, 'phone-390');
-  check('a 390 px viewport shows the body above the panel', layout.canvas[0] === 390 && layout.canvasBottom <= layout.panelTop + 1 && layout.bodyFraction > 0.01,
-    `canvas ${layout.canvas.map(Math.round).join('×')}, panel from y = ${Math.round(layout.panelTop)}, body ${(100 * layout.bodyFraction).toFixed(1)} % of the canvas`);
+  // The panel collapses to its button, and the view takes the room.
+  await page.click('#toggle');
+  await page.waitForTimeout(200);
+  const collapsed = await page.evaluate(() => document.getElementById('view').getBoundingClientRect().height);
+  await page.click('#toggle');
+  check('a 390 px viewport shows the body above the panel, which collapses', layout.canvas[0] === 390 && layout.canvasBottom <= layout.panelTop + 1
+    && layout.bodyFraction > 0.01 && collapsed > layout.canvas[1] + 200,
+    `canvas ${layout.canvas.map(Math.round).join('×')} (${Math.round(collapsed)} px high with the panel collapsed), panel from y = ${Math.round(layout.panelTop)}, body ${(100 * layout.bodyFraction).toFixed(1)} % of the canvas`);
   await page.setViewportSize({ width: 1100, height: 700 });
 }
