@@ -153,9 +153,17 @@ fn preload(input: &Path) -> Result<Preload> {
         Some(_) => {
             read_mesh(input, None, Orient::Fix)?;
         }
-        None => {
+        None if input
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("obj") || e.eq_ignore_ascii_case("stl")) =>
+        {
             read_surface(input)?;
         }
+        None => bail!(
+            "{}: not a scene (.toml) or a mesh file (.msh, .vtu, .vtk, .mesh, .node/.ele, or a closed .obj/.stl surface)",
+            input.display()
+        ),
     }
     Ok(Preload {
         manifest: manifest(None, None, Some(&name), &files),

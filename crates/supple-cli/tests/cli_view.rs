@@ -157,5 +157,15 @@ fn view_without_the_built_page_names_the_command_that_builds_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("bad.msh"), "{err}");
+    // Neither a scene nor a mesh: said so, with the formats that are.
+    let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args(["view", "--no-open", "--www"])
+        .arg(&www)
+        .arg(www.join("index.html"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a scene (.toml) or a mesh file"), "{err}");
     let _ = std::fs::remove_dir_all(www);
 }

@@ -9,7 +9,10 @@
 //! another tool may wind its tets either way); closed OBJ/STL surfaces are stuffed with
 //! tets (`kind = "surface"`) at a spacing of 1/12 of the bounding box's diagonal (about 2k
 //! tets for a cube: a few ms per step in the page). +y is up; the body is centred over the
-//! origin with its lowest point a quarter of its size above the ground.
+//! origin with its lowest point a quarter of its size above the ground. The file's units are
+//! taken as metres; Young's modulus grows with the body's size (10⁵ Pa for a body of 0.5 m
+//! diagonal; the strain of its own weight, ρ g L / E, is then the same at any size), so that a
+//! mesh drawn in millimetres does not flatten into a puddle and a small one is not rigid.
 
 use nalgebra::Vector3;
 use std::collections::BTreeMap;
@@ -23,6 +26,9 @@ use supple_io::import::{read_mesh_from, MeshFormat, Orient};
 const SURFACE_SPACING: f64 = 1.0 / 12.0;
 /// The drop height: the body's lowest point starts this fraction of its diagonal above ground.
 const DROP: f64 = 0.25;
+/// Young's modulus (Pa) of a body of diagonal [`REFERENCE_SIZE`] (m); it scales with the size.
+const REFERENCE_YOUNGS: f64 = 1e5;
+const REFERENCE_SIZE: f64 = 0.5;
 
 /// Whether `name` is a file this module makes a scene for (by extension).
 pub fn is_mesh_file(name: &str) -> bool {
@@ -71,6 +77,7 @@ pub fn scene_for_mesh(name: &str, files: &BTreeMap<String, Vec<u8>>) -> Result<S
     }
     let centre = 0.5 * (lo + hi);
     let t = Vector3::new(-centre.x, DROP * size - lo.y, -centre.z);
+    let youngs = round3(REFERENCE_YOUNGS * size / REFERENCE_SIZE);
     Ok(format!(
         r#"# `{name}` dropped on the ground (the default scene of a bare mesh file).
 name = {stem:?}
@@ -85,7 +92,7 @@ kind = "backward_euler_linearized"
 name = {stem:?}
 {mesh_line}
 transform = {{ translate = [{:?}, {:?}, {:?}] }}
-material = {{ model = "corotational", youngs = 1e5, poisson = 0.33, density = 1000.0 }}
+material = {{ model = "corotational", youngs = {youngs:e}, poisson = 0.33, density = 1000.0 }}
 damping = {{ alpha = 0.5, beta = 0.0 }}
 
 [[obstacle]]
@@ -148,6 +155,13 @@ mod tests {
         let b = &sim.world().bodies[0];
         let low = b.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
         assert!(low > 0.0, "starts above the ground: {low}");
+        // The cube's diagonal is 0.5 √3 m: E = 10⁵ Pa × √3.
+        let e = sim.world().bodies[0].lame;
+        let youngs = e.mu * (3.0 * e.lambda + 2.0 * e.mu) / (e.lambda + e.mu);
+        assert!(
+            (youngs / (1e5 * 3f64.sqrt()) - 1.0).abs() < 1e-2,
+            "{youngs}"
+        );
         sim.step(5).unwrap();
         let low2 = sim.world().bodies[0]
             .x
