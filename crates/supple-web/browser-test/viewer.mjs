@@ -107,7 +107,29 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
     `${drop.scene}: ${drop.bodies[0].tets} tets, ${drop.steps} steps`);
   await screenshot(page, 'dropped-tube');
 
-  // Colour by von Mises stress: the colour bar's range is in pascals and not empty.
+  // A bare closed OBJ surface dropped alone: its default scene, stuffed with tets in the
+  // worker, dropped on the ground.
+  const cube = 'v 0 0 0\nv 0.3 0 0\nv 0.3 0.3 0\nv 0 0.3 0\nv 0 0 0.3\nv 0.3 0 0.3\nv 0.3 0.3 0.3\nv 0 0.3 0.3\n'
+    + 'f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n';
+  const objTransfer = await page.evaluateHandle((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'crate.obj'));
+    return dt;
+  }, cube);
+  await page.dispatchEvent('#view', 'drop', { dataTransfer: objTransfer });
+  await page.waitForFunction(async () => (await window.supple.stats()).scene === 'crate');
+  const o0 = await page.evaluate(() => window.supple.stats());
+  await stepsPassed(page, 20);
+  const o1 = await page.evaluate(() => window.supple.stats());
+  check('a dropped OBJ surface is stuffed with tets and falls', o0.bodies[0].tets > 100 && o1.bodies[0].min[1] < o0.bodies[0].min[1] && o0.bodies[0].min[1] > 0,
+    `${o0.bodies[0].tets} tets, lowest point ${o0.bodies[0].min[1].toFixed(3)} → ${o1.bodies[0].min[1].toFixed(3)} m`);
+  // A bundled scene's address can be shared: it names the scene.
+  await page.evaluate(() => window.supple.loadScene('bar.toml'));
+  const shared = await page.evaluate(() => new URL(location.href).searchParams.get('scene'));
+  check('a bundled scene has a shareable address', shared === 'bar.toml', `?scene=${shared}`);
+
+  // Colour by von Mises stress on the sagging bar: the colour bar's range is in pascals and
+  // reaches the bar's stresses (kPa).
   await page.evaluate(() => {
     const c = document.getElementById('color');
     c.value = '1';
@@ -116,7 +138,7 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
   await stepsPassed(page, 10);
   await page.waitForTimeout(200);
   const vm = await page.evaluate(() => ({ range: window.supple.colorRange, label: document.getElementById('bar-hi').textContent }));
-  check('colour by von Mises stress: the colour bar is in pascals', vm.range[0] === 0 && vm.range[1] >= 1 && vm.label.endsWith('Pa'),
+  check('colour by von Mises stress: the colour bar is in pascals', vm.range[0] === 0 && vm.range[1] >= 100 && vm.label.endsWith('Pa'),
     `bar 0 … ${vm.label} (range ${vm.range.join(' … ')})`);
   await screenshot(page, 'von-mises');
   await page.evaluate(() => {

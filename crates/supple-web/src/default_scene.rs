@@ -6,13 +6,15 @@
 //!
 //! Tet meshes (every format `supple_io::import` reads: `.msh`, `.vtu`, `.vtk`, `.mesh`,
 //! `.node` + `.ele`) become `mesh = { kind = "file" }` with `orient = "fix"` (a mesh from
-//! another tool may wind its tets either way); closed OBJ/STL surfaces are stuffed with
-//! tets (`kind = "surface"`) at a spacing of 1/12 of the bounding box's diagonal (about 2k
-//! tets for a cube: a few ms per step in the page). +y is up; the body is centred over the
-//! origin with its lowest point a quarter of its size above the ground. The file's units are
-//! taken as metres; Young's modulus grows with the body's size (10⁵ Pa for a body of 0.5 m
-//! diagonal; the strain of its own weight, ρ g L / E, is then the same at any size), so that a
-//! mesh drawn in millimetres does not flatten into a puddle and a small one is not rigid.
+//! another tool may wind its tets either way); closed OBJ/STL surfaces are stuffed with tets
+//! (`kind = "surface"`) at a spacing of 1/8 of the bounding box's diagonal (a cube gets 1,800
+//! tets, a few ms per step in the page; 1/12 gave it 4,704, as many as the bundled bunny,
+//! which runs far below real time there: EXPERIMENTS.md). +y is up; the body is centred over
+//! the origin with its lowest point a quarter of its size above the ground. The file's units
+//! are taken as metres; Young's modulus grows with the body's size (10⁵ Pa for a body of
+//! 0.5 m diagonal; the strain of its own weight, ρ g L / E, is then the same at any size), so
+//! that a mesh drawn in millimetres does not flatten into a puddle and a small one is not
+//! rigid.
 
 use nalgebra::Vector3;
 use std::collections::BTreeMap;
@@ -23,7 +25,7 @@ use supple_io::import::surface::read_surface_from;
 use supple_io::import::{read_mesh_from, MeshFormat, Orient};
 
 /// Lattice spacing of a stuffed surface, as a fraction of its bounding box's diagonal.
-const SURFACE_SPACING: f64 = 1.0 / 12.0;
+const SURFACE_SPACING: f64 = 1.0 / 8.0;
 /// The drop height: the body's lowest point starts this fraction of its diagonal above ground.
 const DROP: f64 = 0.25;
 /// Young's modulus (Pa) of a body of diagonal [`REFERENCE_SIZE`] (m); it scales with the size.
