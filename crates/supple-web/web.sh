@@ -19,8 +19,8 @@ build() {
   rm -rf "$pkg"
   mkdir -p "$pkg/scenes/meshes"
   python3 "$here/strip_wasm.py" "$target/wasm32-unknown-unknown/release/supple_web.wasm" "$pkg/supple_web.wasm"
-  cp "$root"/scenes/{bar,tube_drop,tube_obstacles}.toml "$pkg/scenes/"
-  cp "$root"/scenes/meshes/tube_solid_1k.{node,ele} "$pkg/scenes/meshes/"
+  cp "$root"/scenes/{bar,tube_drop,tube_obstacles,head_on,bunny_drop}.toml "$pkg/scenes/"
+  cp "$root"/scenes/meshes/tube_solid_1k.{node,ele} "$root"/scenes/meshes/bunny.obj "$pkg/scenes/meshes/"
   echo "built $pkg/supple_web.wasm ($(wc -c < "$pkg/supple_web.wasm") bytes)"
 }
 
@@ -57,11 +57,13 @@ case "${1:-serve}" in
       "$target/release/examples/vtu_positions" "$out/native-$name" > "$out/native-$name.json"
     done
     # Native speed on this machine, one thread (the page's wasm has one), for the report.
-    for run in bar:300 tube_drop:150; do
+    for run in bar:300 tube_drop:150 bunny_drop:40; do
       "$target/release/supple" --threads 1 bench "$root/scenes/${run%%:*}.toml" \
         --steps "${run#*:}" --warmup 5 > "$out/native-bench-${run%%:*}.json"
     done
-    timeout 400 node "$here/browser-test/test.mjs" "$url" "$out"
+    # The test also starts `supple view` itself (the program is passed, and the page folder).
+    SUPPLE_BIN="$target/release/supple" SUPPLE_ROOT="$root" \
+      timeout 400 node "$here/browser-test/test.mjs" "$url" "$out"
     ;;
   *) echo "usage: web.sh build | serve [PORT] | test" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 //! `supple`: run scenes, benchmark them, re-render their pictures, mesh surfaces, list vibration
-//! modes and print the scene format's schema. The paper experiments and the orderings study are
+//! modes, view scenes and meshes in the browser and print the scene format's schema. The paper experiments and the orderings study are
 //! the separate `supple-lab` program (crates/supple-lab).
 
 mod adaptive_pictures;
@@ -11,6 +11,8 @@ mod modes;
 mod render;
 mod run;
 mod run_adaptive;
+mod view;
+mod view_http;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -42,6 +44,10 @@ enum Command {
     /// Fill a closed OBJ/STL surface with tetrahedra (isosurface stuffing) and write TetGen
     /// or VTU, printing the dihedral angles, tet count and volume error.
     Mesh(mesh::MeshArgs),
+    /// Look at a scene or a mesh in the browser and pull on it: serves the page on 127.0.0.1
+    /// (the engine runs in the page) with the scene and its files preloaded, and opens a
+    /// browser. A bare mesh file is dropped on a ground plane.
+    View(view::ViewArgs),
     /// Print the scene format's JSON Schema (every key: type, default, allowed values, what
     /// it does), for editors that check TOML against a schema (taplo).
     Schema,
@@ -100,6 +106,7 @@ fn main() {
         Command::Bench(args) => bench::bench(args).map(|()| 0),
         Command::Mesh(args) => mesh::mesh(args).map(|()| 0),
         Command::Modes(args) => modes::modes(args),
+        Command::View(args) => view::view(args),
         Command::Schema => {
             println!("{}", supple_io::scene::scene_schema_json());
             Ok(0)

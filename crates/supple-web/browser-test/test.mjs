@@ -5,12 +5,14 @@
 // the bar's tip grabs it, the grab spring is drawn and pulls (non-zero force) the tip toward
 // the drag; after the release the tip swings back; a stiffer E changes the motion; switching
 // the scene takes effect and obstacles are drawn; the page's positions after N steps equal a
-// native `supple run` of the same scene. Writes a screenshot per step, results.json (speed,
+// native `supple run` of the same scene; then the viewer's checks of viewer.mjs (`supple
+// view`, drag-and-drop, real-time factor, recovery, phone width). Writes a screenshot per step, results.json (speed,
 // not asserted) and the page's positions to OUT_DIR.
 
 import { chromium } from 'playwright-core';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { viewerChecks } from './viewer.mjs';
 
 const [url, out] = process.argv.slice(2);
 if (!url || !out) {
@@ -51,9 +53,12 @@ try {
   const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
   page.setDefaultTimeout(60_000);
   const errors = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(`worker: ${m.text()}`); }));
+  const watchErrors = (p) => {
+    p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    p.on('pageerror', (e) => errors.push(String(e)));
+    p.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') errors.push(`worker: ${m.text()}`); }));
+  };
+  watchErrors(page);
 
   // Runs until the engine has taken n more steps (the page steps once per animation frame).
   const runSteps = (n) => page.evaluate(async (n) => {
@@ -223,7 +228,7 @@ try {
 
   // 8. Speed (reported, not asserted): wasm ms/step in the worker for the bar and the tube,
   // and frames per second of the bar with one step per frame (drawn with new positions).
-  for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150]]) {
+  for (const [scene, n] of [['bar.toml', 300], ['tube_drop.toml', 150], ['bunny_drop.toml', 40]]) {
     results[scene] = await page.evaluate(async ([scene, n]) => {
       await window.supple.setPaused(true);
       await window.supple.loadScene(scene);
@@ -244,7 +249,7 @@ try {
     return window.supple.fps(3000);
   });
   const f = results.fps;
-  console.log(`     bar, one step per frame: ${f.fps.toFixed(1)} frames/s drawn with new positions (${f.frames} frames, ${f.steps} steps in ${f.seconds.toFixed(2)} s; ${f.animationFramesPerSecond.toFixed(1)} animation frames/s, ${f.drawMsPerFrame.toFixed(1)} ms drawing each)`);
+  console.log(`     bar, paced to the clock: ${f.fps.toFixed(1)} frames/s drawn with new positions (${f.frames} frames, ${f.steps} steps in ${f.seconds.toFixed(2)} s; ${f.animationFramesPerSecond.toFixed(1)} animation frames/s, ${f.drawMsPerFrame.toFixed(1)} ms drawing each)`);
   // The same at a quarter of the pixels: SwiftShader draws on the CPU, so the frame rate
   // follows the canvas size (EXPERIMENTS.md).
   await page.setViewportSize({ width: 600, height: 350 });
@@ -253,7 +258,7 @@ try {
   const g = results.fpsSmall;
   console.log(`     the same in a 600×350 viewport: ${g.fps.toFixed(1)} frames/s (${g.drawMsPerFrame.toFixed(1)} ms drawing each)`);
   await page.setViewportSize({ width: 1100, height: 700 });
-  for (const scene of ['bar', 'tube_drop']) {
+  for (const scene of ['bar', 'tube_drop', 'bunny_drop']) {
     try {
       const b = JSON.parse(readFileSync(join(out, `native-bench-${scene}.json`), 'utf8'));
       results[`native_${scene}`] = b;
@@ -264,6 +269,8 @@ try {
     }
   }
   await screenshot(page, 'bar-running');
+
+  await viewerChecks({ browser, page, check, screenshot, watchErrors, results });
 
   check('no console errors', errors.length === 0, errors.join(' | '));
   writeFileSync(join(out, 'results.json'), JSON.stringify({ results, browser: await browser.version() }, null, 2));

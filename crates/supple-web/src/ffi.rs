@@ -49,7 +49,7 @@ pub(crate) fn with_sim(f: impl FnOnce(&mut Sim) -> i32) -> i32 {
 ///
 /// # Safety
 /// `ptr` must point to `len` readable bytes (memory from [`supple_alloc`]).
-unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     if ptr.is_null() || len == 0 {
         &[]
     } else {

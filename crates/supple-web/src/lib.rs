@@ -28,13 +28,20 @@
 //!   `supple_set_damping(α, β)`, `supple_set_dt(dt)`, `supple_set_model(name)`,
 //!   `supple_set_integrator(name)` (names as in scene files, passed as bytes). Each rebuilds
 //!   the world through the scene's own validation ([`overrides`]) and keeps positions,
-//!   velocities and time.
+//!   velocities and time, except after a failure or from an invalid state, where the world
+//!   starts again from the scene's start with the new setting.
 //! - **Statistics**: `supple_stats()` writes JSON (time, steps, dt, integrator, model, E, ν,
-//!   damping, per body: kinetic energy, bounding box, solver and Newton iterations; the live grabs
+//!   damping, per body: mass, kinetic energy, bounding box, solver and Newton iterations; the live grabs
 //!   with their targets and spring forces) to the
 //!   message buffer and returns its length; read it at `supple_message_ptr()`.
 //! - **Grab**: `supple_grab_start/_move/_release` ([`grab`]): the engine's grab spring on a
 //!   picked surface point.
+//! - **Colours and validity** ([`field`]): `supple_field(kind)` (0 displacement, 1 von
+//!   Mises, 2 volume ratio) → per-vertex `f32` values; the statistics carry `invalid` (the
+//!   reason, or null) and `failure` (why the last step failed).
+//! - **A bare mesh** ([`default_scene`]): `supple_default_scene(name, name_len, files,
+//!   files_len)` writes the TOML of a default scene for the mesh file `name` (the body
+//!   dropped on a ground plane) to the message buffer and returns its length.
 //! - **Obstacles and exact positions** ([`view`]): `supple_obstacles()` writes the scene's
 //!   rigid obstacles with their poses now as JSON to the message buffer (its length);
 //!   `supple_positions_f64()` copies the positions in `f64` (for comparing with a native run).
@@ -48,7 +55,9 @@
 //! its global pool falls back to running every parallel loop on the calling thread, which
 //! gives the same bits as any thread count (the engine's loops are deterministic).
 
+pub mod default_scene;
 pub mod ffi;
+pub mod field;
 pub mod grab;
 pub mod overrides;
 pub mod pick;

@@ -70,23 +70,33 @@ impl Sim {
     }
 
     /// Applies new settings: the world is rebuilt with them and keeps the current positions,
-    /// velocities and time. On an invalid setting nothing changes and the scene's message is
-    /// returned.
+    /// velocities and time, unless the world has failed or its state is invalid (a diverged
+    /// world: stepping on from it would fail again at once): then it starts again from the
+    /// scene's start with the new settings. On an invalid setting nothing changes and the
+    /// scene's message is returned.
     pub fn set_overrides(&mut self, overrides: Overrides) -> Result<(), String> {
         let (scene, mut world) = build(&self.text, &self.name, &self.files, &overrides)?;
-        for (new, old) in world.bodies.iter_mut().zip(&self.world.bodies) {
-            new.x.clone_from(&old.x);
-            new.v.clone_from(&old.v);
-            new.time = old.time;
+        let restart = self.failure.is_some() || crate::field::invalid(self).is_some();
+        if !restart {
+            for (new, old) in world.bodies.iter_mut().zip(&self.world.bodies) {
+                new.x.clone_from(&old.x);
+                new.v.clone_from(&old.v);
+                new.time = old.time;
+            }
+            world.time = self.world.time;
+            world.steps = self.world.steps;
         }
-        world.time = self.world.time;
-        world.steps = self.world.steps;
         self.scene = scene;
         self.world = world;
         self.overrides = overrides;
         self.failure = None;
         self.sync();
         Ok(())
+    }
+
+    /// The scene's TOML text as loaded (before the page's settings).
+    pub fn text(&self) -> &str {
+        &self.text
     }
 
     /// The settings in force.
@@ -171,12 +181,12 @@ impl Sim {
         pick(&origin, &direction, &x, &self.surfaces)
     }
 
-    /// The point of body `body`'s triangle `triangle` at barycentrics `bary`, now.
     /// The vertices of triangle `triangle` of body `body`'s surface.
     pub fn surface_triangle(&self, body: usize, triangle: usize) -> Option<[u32; 3]> {
         self.surfaces.get(body)?.get(triangle).copied()
     }
 
+    /// The point of body `body`'s triangle `triangle` at barycentrics `bary`, now.
     pub fn surface_point(
         &self,
         body: usize,
@@ -205,6 +215,7 @@ impl Sim {
                     "name": b.name,
                     "vertices": b.x.len(),
                     "tets": b.mesh.n_tets(),
+                    "mass": b.mass.lumped.iter().sum::<f64>(),
                     "kinetic_energy": b.kinetic_energy(),
                     "max_speed": max_speed,
                     "min": [lo.x, lo.y, lo.z],
@@ -238,6 +249,7 @@ impl Sim {
             "retries": w.last_step().retries,
             "min_dt": w.last_step().min_dt,
             "failure": self.failure,
+            "invalid": crate::field::invalid(self),
             "bodies": bodies,
             "grabs": grabs,
         })

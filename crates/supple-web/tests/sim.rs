@@ -86,6 +86,7 @@ fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
         "stvk",
         "hybrid",
         "liesenfeld_stolfi",
+        "fixed_corotated",
     ] {
         let mut s = bar();
         let mut o = s.overrides().clone();
@@ -97,6 +98,8 @@ fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
         "backward_euler_linearized",
         "backward_euler",
         "bdf2",
+        "bdf3",
+        "static",
         "symplectic_euler",
         "newmark",
         "rkf45",
@@ -115,4 +118,29 @@ fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
     o.dt = Some(-1.0);
     assert!(s.set_overrides(o).unwrap_err().contains("dt"));
     assert_eq!(s.overrides(), &before);
+}
+
+/// A diverged world is not stepped on from its wreck: a new setting starts it again from the
+/// scene's start (the page's recovery: any slider after a failure gives a running world).
+#[test]
+fn after_a_divergence_a_setting_restarts_the_world() {
+    // An explicit step 100× past its stability limit (one substep: no automatic CFL split).
+    let text =
+        "dt = 0.01\nduration = 1.0\n[integrator]\nkind = \"symplectic_euler\"\nsubsteps = 1\n\
+        [[body]]\nmesh = { kind = \"box\", cells = [4, 1, 1], cell_size = 0.1 }\n\
+        material = { model = \"corotational\", youngs = 1e8, poisson = 0.3, density = 1000.0 }\n\
+        fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]\n";
+    let mut s = Sim::load(text, "explode.toml", BTreeMap::new()).unwrap();
+    let err = (0..200).find_map(|_| s.step(1).err());
+    let err = err.expect("the explicit step diverges");
+    assert_eq!(s.step(1).unwrap_err(), err, "a failed world stays stopped");
+    let mut o = s.overrides().clone();
+    o.youngs = Some(1e3);
+    s.set_overrides(o).unwrap();
+    assert_eq!(s.world().time, 0.0, "started again");
+    s.step(5).unwrap();
+    assert!(s.world().bodies[0]
+        .x
+        .iter()
+        .all(|p| p.iter().all(|c| c.is_finite())));
 }

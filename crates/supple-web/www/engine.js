@@ -12,6 +12,26 @@ export const ERR_ARGS = -5;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// The files blob of supple_load (ffi.rs decode_files): per file a u32 name length, the name,
+// a u32 data length, the data (little-endian).
+function filesBlob(files) {
+  const parts = [];
+  for (const [path, data] of files) {
+    for (const part of [encoder.encode(path), data]) {
+      const len = new Uint8Array(4);
+      new DataView(len.buffer).setUint32(0, part.length, true);
+      parts.push(len, part);
+    }
+  }
+  const blob = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    blob.set(p, at);
+    at += p.length;
+  }
+  return blob;
+}
+
 export class Engine {
   static async load(url) {
     const response = fetch(url);
@@ -60,26 +80,29 @@ export class Engine {
 
   // files: array of [path relative to the scene, Uint8Array].
   loadScene(text, name, files) {
-    const parts = [];
-    for (const [path, data] of files) {
-      for (const part of [encoder.encode(path), data]) {
-        const len = new Uint8Array(4);
-        new DataView(len.buffer).setUint32(0, part.length, true);
-        parts.push(len, part);
-      }
-    }
-    const blob = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      blob.set(p, at);
-      at += p.length;
-    }
+    const blob = filesBlob(files);
     const t = encoder.encode(text);
     const n = encoder.encode(name);
     const code = this.withBytes(t, (tp, tl) =>
       this.withBytes(n, (np, nl) =>
         this.withBytes(blob, (bp, bl) => this.x.supple_load(tp, tl, np, nl, bp, bl))));
     return this.check(code, 'load');
+  }
+
+  // The default scene (TOML text) of the bare mesh file `name` among `files` (default_scene.rs).
+  defaultScene(name, files) {
+    const blob = filesBlob(files);
+    const len = this.withBytes(encoder.encode(name), (np, nl) =>
+      this.withBytes(blob, (bp, bl) => this.x.supple_default_scene(np, nl, bp, bl)));
+    this.check(len, 'default scene');
+    return this.message();
+  }
+
+  // Per-vertex values of field `kind` (field.rs), a copy, or null where the model has none.
+  field(kind) {
+    const ptr = this.x.supple_field(kind);
+    if (ptr === 0) return null;
+    return new Float32Array(this.memory.buffer, ptr, this.x.supple_positions_len() / 3).slice();
   }
 
   step(n) { return this.check(this.x.supple_step(n), 'step'); }

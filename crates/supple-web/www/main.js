@@ -1,12 +1,16 @@
 // The page's main thread: draws (three.js, view3d.js) and handles input. The engine runs in a
 // Web Worker (worker.js, through client.js): every animation frame asks it for one frame of
-// steps and draws the positions it sends back (a transferred copy). `window.supple` exposes
-// the state for tests.
+// steps paced to the wall clock and draws the positions it sends back (a transferred copy).
+// Files come in through the Open button, drag-and-drop (files.js) or `supple view` (the
+// `?view` manifest). `window.supple` exposes the state for tests.
 
 import { EngineClient } from './client.js';
 import { View } from './view3d.js';
+import { readDropped, sceneFromFiles } from './files.js';
+import { RealTime, ColorRange, factorText } from './pacing.js';
 
-// Grab spring (N/m, N·s/m), handed to the engine's grab (see grab.rs).
+// Grab spring (N/m, N·s/m), the least handed to the engine's grab (see grab.rs; the worker
+// stiffens it for heavy bodies).
 const GRAB_STIFFNESS = 2000;
 const GRAB_DAMPING = 20;
 
@@ -18,7 +22,11 @@ let scene = null; // { name, triangles, triOffsets } of the loaded scene
 let latest = null; // the last snapshot from the worker: { positions, stats, obstacles, msPerStep }
 let fresh = false; // latest not drawn yet
 let paused = false;
-let stepsPerFrame = 1;
+let stepsPerFrame = 50; // the cap of the worker's paced steps per frame
+const realTime = new RealTime();
+const colorRange = new ColorRange();
+let shownTime = 0; // simulated time of the frame drawn last
+let colorBy = 0;
 let frameInFlight = false;
 let framesDrawn = 0; // frames drawn with new positions (for the frame rate)
 let animationFrames = 0; // requestAnimationFrame callbacks
@@ -42,15 +50,65 @@ function send(cmd, ...args) {
   return client.call(cmd, ...args).catch((e) => showMessage(e.message));
 }
 
-async function loadScene(name) {
-  const r = await client.call('load', name, paused);
-  scene = { name, triangles: r.triangles, triOffsets: r.triOffsets };
+// A loaded scene (the worker's answer to load / loadText): geometry, controls, text panel.
+function loaded(r) {
+  scene = { name: r.name, triangles: r.triangles, triOffsets: r.triOffsets };
   latest = r;
   fresh = false;
   drag = null;
+  realTime.clear();
+  colorRange.clear();
   view.setScene(r.positions, r.triangles, r.obstacles);
-  $('scene').value = name;
+  $('scene-text').value = r.text;
+  $('scene-name').textContent = r.name;
   syncControls(r.stats, r.text);
+  showFailure(r.stats);
+}
+
+async function loadScene(name) {
+  const r = await client.call('load', name, paused);
+  $('scene').value = name;
+  // A shareable address for the bundled scene.
+  const url = new URL(location.href);
+  url.searchParams.delete('view');
+  url.searchParams.set('scene', name);
+  history.replaceState(null, '', url);
+  loaded(r);
+}
+
+// Scene text with files ([path, Uint8Array]; null: the current scene's).
+async function loadText(text, name, files = null) {
+  loaded(await client.call('loadText', text, name, files, paused));
+  if (![...$('scene').options].some((o) => o.value === name)) $('scene').add(new Option(name.replace(/\.toml$/, ''), name));
+  $('scene').value = name;
+}
+
+// Files from the Open button or a drop: a scene and its meshes, or a bare mesh file (its
+// default scene: dropped on the ground, made by the engine).
+async function openFiles(files) {
+  const found = sceneFromFiles(files);
+  if (found.error) throw new Error(found.error);
+  const text = found.text ?? await client.call('defaultScene', found.mesh, found.files);
+  await loadText(text, found.name, found.files);
+}
+
+// `supple view`: the scene (or mesh) and its files from the server's manifest.
+async function loadPreload() {
+  const r = await fetch('view/manifest.json');
+  if (!r.ok) throw new Error(`view/manifest.json: HTTP ${r.status}`);
+  const m = await r.json();
+  const files = await client.call('fetchFiles', m.files);
+  const text = m.text ?? await client.call('defaultScene', m.mesh, files);
+  const name = m.scene ?? m.mesh.replace(/\.[^.]*$/, '.toml');
+  await loadText(text, name, files);
+}
+
+// A failed or invalid world says why, until a setting or a reset starts it again.
+function showFailure(s) {
+  const box = $('failure');
+  const why = s.failure ? `Stopped: ${s.failure}` : s.invalid ? `Invalid state: ${s.invalid}` : '';
+  box.style.display = why ? 'block' : 'none';
+  if (why) box.textContent = `${why}. Change any setting or press Reset to start again.`;
 }
 
 // The controls show the scene's values (read back from the engine's statistics).
@@ -61,6 +119,7 @@ function syncControls(s, text) {
   $('beta').value = s.damping[1];
   $('dt').value = s.dt * 1000;
   if (s.model) $('model').value = s.model;
+  $('spf').value = stepsPerFrame;
   const kind = /\[integrator\][^[]*?kind\s*=\s*"(\w+)"/.exec(text);
   $('integrator').value = kind ? kind[1] : 'backward_euler_linearized';
   labels();
@@ -97,9 +156,40 @@ function wireControls() {
     setPaused(true);
     send('step', 1);
   });
-  $('reset').addEventListener('click', () => send('reset'));
-  $('scene').addEventListener('change', () => loadScene($('scene').value).catch((e) => showMessage(e.message)));
+  $('reset').addEventListener('click', () => {
+    colorRange.clear();
+    send('reset');
+  });
+  $('scene').addEventListener('change', () => {
+    const name = $('scene').value;
+    const p = bundled.includes(name) ? loadScene(name) : loadText($('scene-text').value, name);
+    p.catch((e) => showMessage(e.message));
+  });
+  $('color').addEventListener('change', async () => {
+    colorBy = Number($('color').value);
+    colorRange.clear();
+    const r = await client.call('setColorBy', colorBy);
+    latest = { ...latest, ...r };
+    fresh = true;
+  });
+  $('run-text').addEventListener('click', () =>
+    loadText($('scene-text').value, $('scene-name').textContent).catch((e) => showMessage(e.message, 15)));
+  $('open').addEventListener('click', () => $('files').click());
+  $('files').addEventListener('change', async () => {
+    const files = await readDropped($('files').files);
+    $('files').value = '';
+    openFiles(files).catch((e) => showMessage(e.message, 15));
+  });
+  $('toggle').addEventListener('click', () => document.body.classList.toggle('collapsed'));
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    const files = await readDropped(e.dataTransfer.files);
+    openFiles(files).catch((err) => showMessage(err.message, 15));
+  });
 }
+
+let bundled = [];
 
 // ---- mouse: a press on a body grabs it (OrbitControls orbits otherwise) ----
 
@@ -156,21 +246,37 @@ function wireMouse() {
 
 // ---- the loop ----
 
-function statsText(s, msPerStep) {
+const FIELD_UNITS = ['m', 'Pa', ''];
+
+function statsText(s, msPerStep, taken) {
   const fmt = (v, d = 3) => (v === null || v === undefined ? '–' : Number(v).toPrecision(d));
-  const rtf = msPerStep > 0 ? (s.dt * 1000) / msPerStep : 0;
+  // What the drawn frames show: simulated over wall time (pacing.js), never the worker's
+  // capacity.
+  const f = realTime.factor();
+  const pace = paused || s.paused ? 'paused'
+    : s.failure ? 'stopped'
+      : f === null ? 'measuring…'
+        : f >= 0.95 ? `real time: × ${factorText(f)}` : `slower than real time: × ${factorText(f)}`;
   const lines = [
-    `${s.scene}  t = ${s.time.toFixed(3)} s  steps ${s.steps}${paused ? '  (paused)' : ''}`,
+    `${s.scene}  t = ${s.time.toFixed(3)} s  steps ${s.steps}  ${pace}`,
     `${s.integrator}, ${s.model}, dt = ${(s.dt * 1000).toFixed(1)} ms`,
     `E = ${fmt(s.youngs)} Pa  ν = ${fmt(s.poisson, 2)}  α = ${fmt(s.damping[0], 2)}  β = ${fmt(s.damping[1], 2)}`,
-    `${msPerStep.toFixed(2)} ms/step in the worker  (${msPerStep > 0 ? (1000 / msPerStep).toFixed(0) : '–'} steps/s, real-time × ${rtf.toFixed(2)})`,
+    `${msPerStep.toFixed(2)} ms/step in the worker, ${taken} step(s) this frame`,
   ];
   for (const b of s.bodies)
     lines.push(`${b.name}: ${b.tets} tets  KE ${fmt(b.kinetic_energy)} J  CG ${b.solver_iterations}  Newton ${b.newton_iterations}`);
   for (const g of s.grabs || [])
-    lines.push(`grab spring on ${s.bodies[g.body].name}: |F| = ${Math.hypot(...g.force).toFixed(1)} N`);
-  if (s.failure) lines.push(`stopped: ${s.failure}`);
+    lines.push(`grab on ${s.bodies[g.body].name}: |F| = ${Math.hypot(...g.force).toFixed(1)} N`);
   return lines.join('\n');
+}
+
+// The colour bar: the range in force (only grows while a scene runs: a stable bar).
+function colorBar(r) {
+  const [lo, hi] = colorRange.range;
+  const unit = FIELD_UNITS[colorBy];
+  const num = (v) => (Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-2 && v !== 0) ? v.toExponential(1) : Number(v.toPrecision(3)));
+  $('bar-lo').textContent = `${num(lo)} ${unit}`;
+  $('bar-hi').textContent = r.field ? `${num(hi)} ${unit}` : 'no stress for this model';
 }
 
 function requestFrame() {
@@ -180,10 +286,7 @@ function requestFrame() {
       latest = r;
       fresh = true;
     }
-  }, (e) => {
-    setPaused(true);
-    showMessage(e.message, 15);
-  }).finally(() => (frameInFlight = false));
+  }, (e) => showMessage(e.message, 15)).finally(() => (frameInFlight = false));
 }
 
 function frame() {
@@ -193,9 +296,15 @@ function frame() {
     // One frame of steps at a time: the next is asked for when the last has come back.
     if (!frameInFlight) requestFrame();
     if (fresh) {
-      view.update(latest.positions);
+      const s = latest.stats;
+      realTime.add(t0, s.time, !(paused || s.paused || s.failure));
+      shownTime = s.time;
+      if (latest.field && latest.colorBy === colorBy) colorRange.add(latest.field, colorBy);
+      view.update(latest.positions, latest.field, colorRange.range);
       view.setObstacles(latest.obstacles);
-      $('stats').textContent = statsText(latest.stats, latest.msPerStep);
+      $('stats').textContent = statsText(s, latest.msPerStep, latest.taken ?? 0);
+      colorBar(latest);
+      showFailure(s);
       fresh = false;
       framesDrawn++;
     }
@@ -218,6 +327,15 @@ function testHook() {
     setPaused,
     step: (n) => client.call('step', n),
     loadScene,
+    loadText,
+    openFiles,
+    // The real-time factor the overlay shows (null while measuring).
+    get realTime() { return realTime.factor(); },
+    get overlay() { return $('stats').textContent; },
+    // The simulated time of the frame drawn last.
+    get shownTime() { return shownTime; },
+    get failureText() { return $('failure').style.display === 'none' ? '' : $('failure').textContent; },
+    get colorRange() { return colorRange.range; },
     // Times n steps in the worker with the page's drawing stopped meanwhile.
     async measure(n) {
       drawing = false;
@@ -256,14 +374,17 @@ function testHook() {
 async function main() {
   window.supple = testHook();
   view = new View(canvas);
-  const names = await client.call('init', new URL('pkg/supple_web.wasm', location.href).href);
-  for (const name of names) $('scene').add(new Option(name.replace('.toml', ''), name));
-  const wanted = new URLSearchParams(location.search).get('scene');
-  const name = names.includes(wanted) ? wanted : 'bar.toml';
-  $('scene').value = name;
+  bundled = await client.call('init', new URL('pkg/supple_web.wasm', location.href).href);
+  for (const name of bundled) $('scene').add(new Option(name.replace('.toml', ''), name));
+  const params = new URLSearchParams(location.search);
   wireControls();
   wireMouse();
-  await loadScene(name);
+  if (params.has('view')) {
+    await loadPreload();
+  } else {
+    const wanted = params.get('scene');
+    await loadScene(bundled.includes(wanted) ? wanted : 'bar.toml');
+  }
   window.supple.ready = true;
   requestAnimationFrame(frame);
 }

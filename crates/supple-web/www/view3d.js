@@ -1,5 +1,6 @@
-// The page's 3D view with three.js (vendored r187): the bodies' surfaces coloured by
-// displacement from rest (blue → red), flat-shaded; a ground grid; the scene's rigid
+// The page's 3D view with three.js (vendored r187): the bodies' surfaces coloured by a
+// per-vertex field (displacement, von Mises stress or volume ratio: field.rs) over the colour
+// bar's range (blue → red), flat-shaded; a ground grid; the scene's rigid
 // obstacles (planes, spheres, boxes, capsules) at their current poses; the grab spring as a
 // line from the grabbed point to the mouse's target; OrbitControls for the camera.
 
@@ -27,8 +28,6 @@ export class View {
     this.controls.enableDamping = false;
     this.raycaster = new THREE.Raycaster();
     this.bodies = null; // THREE.Mesh of every body's surface
-    this.rest = null;
-    this.dispScale = 0.1;
     this.extras = new THREE.Group(); // grid and obstacles of the current scene
     this.scene.add(this.extras);
     this.obstacleMeshes = [];
@@ -57,7 +56,6 @@ export class View {
       this.extras.remove(o);
       o.geometry?.dispose();
     }
-    this.rest = rest.slice();
     const g = new THREE.BufferGeometry();
     g.setAttribute('position', new THREE.BufferAttribute(rest.slice(), 3).setUsage(THREE.DynamicDrawUsage));
     g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(rest.length), 3).setUsage(THREE.DynamicDrawUsage));
@@ -72,7 +70,6 @@ export class View {
 
     const box = new THREE.Box3().setFromBufferAttribute(g.getAttribute('position'));
     const size = box.getSize(new THREE.Vector3()).length();
-    this.dispScale = 0.25 * size;
     // The grid on the ground: a plane obstacle facing up, or else half the bodies' size under
     // them (room for a clamped bar to sag).
     const ground = obstacles.find((o) => o.shape.kind === 'plane' && normalOf(o).y > 0.98);
@@ -124,18 +121,20 @@ export class View {
     });
   }
 
-  // New positions (f32, xyz per vertex): geometry and displacement colours.
-  update(positions) {
+  // New positions (f32, xyz per vertex) and the colour field (f32 per vertex, or null) over
+  // the bar's range [lo, hi].
+  update(positions, field = null, range = [0, 1]) {
     const g = this.bodies.geometry;
     const pos = g.getAttribute('position');
     pos.array.set(positions);
     pos.needsUpdate = true;
     const col = g.getAttribute('color');
     const c = new THREE.Color();
-    const rest = this.rest;
-    for (let i = 0; i < positions.length; i += 3) {
-      const d = Math.hypot(positions[i] - rest[i], positions[i + 1] - rest[i + 1], positions[i + 2] - rest[i + 2]);
-      c.lerpColors(COLD, HOT, Math.min(d / this.dispScale, 1));
+    const [lo, hi] = range;
+    const span = hi > lo ? hi - lo : 1;
+    for (let i = 0, v = 0; i < positions.length; i += 3, v++) {
+      const t = field ? Math.min(Math.max((field[v] - lo) / span, 0), 1) : 0;
+      c.lerpColors(COLD, HOT, Number.isFinite(t) ? t : 1);
       col.array[i] = c.r;
       col.array[i + 1] = c.g;
       col.array[i + 2] = c.b;
