@@ -101,7 +101,7 @@ impl In<'_> {
         let left = (self.b.len() - self.at) as u64;
         if n.saturating_mul(item as u64) > left {
             return Err(format!(
-                "a length of {n} at byte {} is past the end",
+                "ends early (a length of {n} at byte {} runs past the end)",
                 self.at
             ));
         }
