@@ -1,8 +1,8 @@
 //! `World`'s per-element fields and surfaces as numpy arrays: stresses and volume ratios
 //! (the cell fields of the frames `supple run` writes, computed by the same calls, so they
 //! are the same numbers), the tets, the boundary triangles and the embedded surface, ready
-//! for pyvista (`pv.PolyData(x, np.hstack([np.full((k, 1), 3), faces]))`) or matplotlib
-//! (`plot_trisurf(x[:, 0], x[:, 1], faces, x[:, 2])`).
+//! for pyvista (`pv.PolyData(x, np.hstack([np.full((k, 1), 3), faces]).ravel())`) or
+//! matplotlib (`plot_trisurf(x[:, 0], x[:, 1], faces, x[:, 2])`).
 
 use crate::errors::value_error;
 use crate::mesh::to_array;
