@@ -128,6 +128,13 @@ def test_reset_and_foreign_or_broken_states():
                                      youngs=1e5, poisson=0.3)])
     with pytest.raises(ValueError, match="bodies"):
         world.set_state(cube.state())
+    # Same bodies, another scene (weaker gravity): the replay ends elsewhere, and the check
+    # of the saved arrays refuses it instead of restoring a state that was never saved.
+    lighter = bar_from_python(gravity=(0.0, -5.0, 0.0))
+    lighter.step(2)
+    with pytest.raises(RuntimeError, match="could not be restored"):
+        lighter.set_state(world.state())
+    assert lighter.steps == 0 and lighter.time == 0.0
     data = bytes(world.state())
     with pytest.raises(ValueError, match="ends early"):
         supple.State(data[:-3])
