@@ -219,3 +219,27 @@ def test_state_with_contact_and_history_is_bitwise(integrator):
     other.step(15)
     assert np.array_equal(bits(other.positions("cube")), bits(on))
     assert np.array_equal(bits(other.velocities("cube")), bits(world.velocities("cube")))
+
+
+def test_a_diverged_world_restores_to_its_failed_state():
+    # The failed step is part of the record: replayed, it fails again at the same step, and
+    # the restored world holds the same failed state.
+    def exploding():
+        w = supple.World(
+            [supple.Body(supple.TetMesh.box(cells=(2, 2, 2), cell_size=0.1), name="cube",
+                         youngs=1e9, poisson=0.3, fixed=[0])],
+            dt=0.05, integrator={"kind": "symplectic_euler", "substeps": 1},
+            step_control={"max_halvings": 0})
+        v = np.zeros((27, 3))
+        v[-1] = (0.0, 50.0, 0.0)
+        w.set_velocities("cube", v)
+        return w
+    world = exploding()
+    with pytest.raises(supple.Diverged):
+        world.step(100)
+    failed = world.state()
+    x = world.positions("cube")
+    other = exploding()
+    other.set_state(failed)
+    assert other.steps == world.steps
+    assert np.array_equal(bits(other.positions("cube")), bits(x))
