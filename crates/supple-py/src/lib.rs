@@ -7,22 +7,34 @@
 //! ([`supple_io::scene_from_table`]), so a bad parameter raises `ValueError` with the scene's
 //! key path and reason (`body[0].material.poisson = 0.5: must be below 0.5`).
 //!
+//! What the engine has is reachable from a world: per-element stresses and volume ratios,
+//! boundary and embedded surfaces (`src/fields.rs`); frames written from a scripted loop by
+//! `supple run`'s own writers (`src/frames.rs`); saved states restored bit for bit
+//! (`src/state.rs`). `World`'s methods are spread over those files and `src/interact.rs`
+//! (pyo3's `multiple-pymethods`).
+//!
 //! `supple.ipc` (`src/ipc.rs`) exposes the geometry of the IPC contact step (distances,
 //! barrier, mollifier, CCD) as plain functions, for checking and for users who need it.
 
 use pyo3::prelude::*;
 
 mod body;
+mod constrain;
 mod errors;
+mod fields;
+mod frames;
+mod interact;
 mod ipc;
 mod mesh;
 mod run;
+mod state;
 mod table;
 mod world;
 
 pub use body::PyBody;
 pub use errors::{Diverged, Invalid};
 pub use mesh::PyTetMesh;
+pub use state::PyState;
 pub use world::PyWorld;
 
 /// Loads a scene file (TOML) as a `World` ready to step, as `supple run` would build it;
@@ -40,7 +52,9 @@ fn supple_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTetMesh>()?;
     m.add_class::<PyBody>()?;
     m.add_class::<PyWorld>()?;
+    m.add_class::<PyState>()?;
     m.add_function(wrap_pyfunction!(load_scene, m)?)?;
+    m.add_function(wrap_pyfunction!(frames::read_vtu, m)?)?;
     // `supple.ipc` (python/supple/ipc.py re-exports it): the IPC contact geometry.
     m.add_submodule(&ipc::module(m.py())?)?;
     m.add("Diverged", m.py().get_type::<Diverged>())?;

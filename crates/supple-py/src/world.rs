@@ -5,18 +5,23 @@
 use crate::body::PyBody;
 use crate::errors::{diverged, scene_error, value_error};
 use crate::mesh::{indices as index_list, to_array, vectors};
+use crate::state::{Command, Log};
 use crate::table::{set, to_toml};
-use numpy::PyArray2;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard, TryLockError};
-use supple::world::{GrabId, GrabSettings, World};
+use supple::world::{ConstraintId, Diverged, GrabId, World};
 use supple_io::{GivenMesh, Scene};
 use toml::{Table, Value};
 
 /// The made-up path of scenes built from Python (errors then carry the key path alone).
 pub const PY_SCENE: &str = "<python>";
+
+/// An id by its name in the scene.
+pub(crate) type Named<Id> = (String, Id);
 
 /// Bodies, gravity, the integrator and contact, stepped in time.
 ///
@@ -31,16 +36,56 @@ pub const PY_SCENE: &str = "<python>";
 #[pyclass(name = "World", module = "supple", frozen)]
 pub struct PyWorld {
     scene: Scene,
-    world: Mutex<World>,
+    pub(crate) live: Mutex<Live>,
     /// The scene's scripted grabs by name (their ids).
     scripted: Vec<(String, GrabId)>,
+    /// The scene's exact constraints by name (their ids; metrics columns of `write_frame`).
+    exact: Vec<(String, ConstraintId)>,
     pool: rayon::ThreadPool,
+}
+
+/// The world and what goes with it while it steps: the record of what was done to it
+/// (`state.rs`) and the frames being written (`frames.rs`). Derefs to the world.
+pub(crate) struct Live {
+    pub world: World,
+    pub log: Log,
+    pub frames: Option<crate::frames::Frames>,
+}
+
+impl Live {
+    /// Takes `n` steps, recorded, each followed by the frames' metrics tracking (as in
+    /// `supple run`, the failed step too).
+    fn step(&mut self, n: usize) -> Result<(), Diverged> {
+        for _ in 0..n {
+            let t = std::time::Instant::now();
+            let result = self.world.step();
+            if let Some(f) = &mut self.frames {
+                f.after_step(&mut self.world, t.elapsed().as_secs_f64() * 1e3);
+            }
+            self.log.step(result.is_err());
+            result?;
+        }
+        Ok(())
+    }
+}
+
+impl Deref for Live {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.world
+    }
+}
+
+impl DerefMut for Live {
+    fn deref_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
 }
 
 impl PyWorld {
     /// Builds the world of `scene` as `supple run` does.
     pub fn from_scene(scene: Scene, threads: Option<usize>) -> PyResult<Self> {
-        let (world, scripted) = scene.build_world_and_grabs().map_err(scene_error)?;
+        let (world, scripted, exact) = scene.build_world_with_ids().map_err(scene_error)?;
         let mut pool = rayon::ThreadPoolBuilder::new();
         if let Some(n) = threads {
             if n == 0 {
@@ -53,8 +98,13 @@ impl PyWorld {
         })?;
         Ok(Self {
             scene,
-            world: Mutex::new(world),
+            live: Mutex::new(Live {
+                world,
+                log: Log::default(),
+                frames: None,
+            }),
             scripted,
+            exact,
             pool,
         })
     }
@@ -63,11 +113,11 @@ impl PyWorld {
     /// `step` running with the GIL released), the wait happens with the GIL released too:
     /// holding it here would block that thread, which takes the GIL back before it lets go
     /// of the world.
-    pub(crate) fn lock(&self) -> PyResult<MutexGuard<'_, World>> {
+    pub(crate) fn lock(&self) -> PyResult<MutexGuard<'_, Live>> {
         Python::attach(|py| loop {
-            match self.world.try_lock() {
+            match self.live.try_lock() {
                 Ok(guard) => return Ok(guard),
-                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.world.lock())),
+                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.live.lock())),
                 Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
             }
         })
@@ -79,6 +129,11 @@ impl PyWorld {
 
     pub(crate) fn pool(&self) -> &rayon::ThreadPool {
         &self.pool
+    }
+
+    /// The scene's scripted grabs and exact constraints by name (metrics columns).
+    pub(crate) fn ids(&self) -> (&[Named<GrabId>], &[Named<ConstraintId>]) {
+        (&self.scripted, &self.exact)
     }
 }
 
@@ -173,13 +228,12 @@ impl PyWorld {
     /// keeps the failed state.
     #[pyo3(signature = (n = 1))]
     fn step(&self, py: Python<'_>, n: usize) -> PyResult<()> {
-        let (world, pool) = (&self.world, &self.pool);
+        let (live, pool) = (&self.live, &self.pool);
         // The world is taken and let go without the GIL (see `lock`).
         let result = py.detach(|| {
-            let mut guard = world.lock().map_err(|_| None)?;
-            let w: &mut World = &mut guard;
-            pool.install(|| (0..n).try_for_each(|_| w.step()))
-                .map_err(Some)
+            let mut guard = live.lock().map_err(|_| None)?;
+            let live: &mut Live = &mut guard;
+            pool.install(|| live.step(n)).map_err(Some)
         });
         match result {
             Ok(()) => Ok(()),
@@ -220,7 +274,8 @@ impl PyWorld {
         let i = body_index(&w, name)?;
         let b = &mut w.bodies[i];
         check_len(&x, b.n_vertices(), "positions")?;
-        b.x = x;
+        b.x.clone_from(&x);
+        w.log.push(Command::Positions { body: i as u32, x });
         Ok(())
     }
 
@@ -232,7 +287,8 @@ impl PyWorld {
         let i = body_index(&w, name)?;
         let b = &mut w.bodies[i];
         check_len(&v, b.n_vertices(), "velocities")?;
-        b.v = v;
+        b.v.clone_from(&v);
+        w.log.push(Command::Velocities { body: i as u32, v });
         Ok(())
     }
 
@@ -248,21 +304,39 @@ impl PyWorld {
         let forces = vectors(forces, "forces")?;
         let mut w = self.lock()?;
         let i = body_index(&w, name)?;
-        w.apply_forces(i, &vertices, &forces).map_err(value_error)
+        w.apply_forces(i, &vertices, &forces).map_err(value_error)?;
+        w.log.push(Command::Forces {
+            body: i as u32,
+            vertices,
+            forces,
+        });
+        Ok(())
     }
 
     /// Per-vertex lumped masses (kg) of body `name`, `(n,)` float64.
     #[pyo3(signature = (name = None))]
-    fn masses(&self, name: Option<&str>) -> PyResult<Vec<f64>> {
+    fn masses<'py>(
+        &self,
+        py: Python<'py>,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let w = self.lock()?;
-        Ok(w.bodies[body_index(&w, name)?].mass.lumped.clone())
+        Ok(w.bodies[body_index(&w, name)?]
+            .mass
+            .lumped
+            .clone()
+            .into_pyarray(py))
     }
 
-    /// Linear momentum `Σ m v` of body `name` (kg m/s), `(3,)`.
+    /// Linear momentum `Σ m v` of body `name` (kg m/s), `(3,)` float64.
     #[pyo3(signature = (name = None))]
-    fn momentum(&self, name: Option<&str>) -> PyResult<[f64; 3]> {
+    fn momentum<'py>(
+        &self,
+        py: Python<'py>,
+        name: Option<&str>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let w = self.lock()?;
-        Ok(w.bodies[body_index(&w, name)?].momentum().into())
+        Ok(vec3(py, w.bodies[body_index(&w, name)?].momentum()))
     }
 
     /// Energies by body name: `{"kinetic", "elastic" (None where the model has none),
@@ -312,206 +386,6 @@ impl PyWorld {
         }
         d.set_item("bodies", bodies)?;
         Ok(d)
-    }
-
-    /// Grabs body `name` at the surface point nearest to `point` with a spring of
-    /// `stiffness` (N/m) and `damping` (N s/m); returns the grab's id. Its target stays at
-    /// the point until `move_grab`.
-    #[pyo3(signature = (name, point, stiffness, damping = 0.0))]
-    fn grab(
-        &self,
-        name: Option<&str>,
-        point: [f64; 3],
-        stiffness: f64,
-        damping: f64,
-    ) -> PyResult<u64> {
-        let mut w = self.lock()?;
-        let i = body_index(&w, name)?;
-        let settings = GrabSettings { stiffness, damping };
-        Ok(w.grab(i, point.into(), settings).map_err(value_error)?.0)
-    }
-
-    /// Grabs the point `Σ weights[k] x[vertices[k]]` of body `name` (up to 4 vertices,
-    /// weights summing to 1); returns the grab's id.
-    #[pyo3(signature = (name, vertices, weights, stiffness, damping = 0.0))]
-    fn grab_point(
-        &self,
-        name: Option<&str>,
-        vertices: &Bound<'_, PyAny>,
-        weights: Vec<f64>,
-        stiffness: f64,
-        damping: f64,
-    ) -> PyResult<u64> {
-        let vertices = index_list(vertices, "vertices")?;
-        let mut w = self.lock()?;
-        let i = body_index(&w, name)?;
-        let settings = GrabSettings { stiffness, damping };
-        Ok(w.grab_point(i, &vertices, &weights, settings)
-            .map_err(value_error)?
-            .0)
-    }
-
-    /// Moves grab `id`'s target to `target`, reached at the end of the next step.
-    fn move_grab(&self, id: u64, target: [f64; 3]) -> PyResult<()> {
-        self.lock()?
-            .move_grab(GrabId(id), target.into())
-            .map_err(value_error)
-    }
-
-    /// Lets go of grab `id`.
-    fn release(&self, id: u64) -> PyResult<()> {
-        self.lock()?.release(GrabId(id)).map_err(value_error)
-    }
-
-    /// The force (N) grab `id`'s spring exerted on its body in the last step, or None when
-    /// the grab is not live.
-    fn grab_force(&self, id: u64) -> PyResult<Option<[f64; 3]>> {
-        Ok(self.lock()?.grab_force(GrabId(id)).map(Into::into))
-    }
-
-    /// Adds an exact constraint (Liesenfeld & Stolfi §3.2–3.3) on the material point of body
-    /// `name` at rest position `point`; returns its id. `kind`: `"point"` (fixed where it is,
-    /// or dragged along `path`, a list of `(t, x, y, z)`), `"plane"` (`normal`, `origin`
-    /// default the point), `"sphere"` (`center`, `radius` default the rest distance) or
-    /// `"link"` (to the point `other_point`, default `point`, of body `other`, default the
-    /// same). `release`: when it lets go (s). Held exactly after every step (projection) and,
-    /// with RKF45, inside it.
-    #[pyo3(signature = (name, point, kind = "point", *, path = None, normal = None,
-        origin = None, center = None, radius = None, other = None, other_point = None,
-        release = None))]
-    #[allow(clippy::too_many_arguments)]
-    fn constrain(
-        &self,
-        name: Option<&str>,
-        point: [f64; 3],
-        kind: &str,
-        path: Option<Vec<[f64; 4]>>,
-        normal: Option<[f64; 3]>,
-        origin: Option<[f64; 3]>,
-        center: Option<[f64; 3]>,
-        radius: Option<f64>,
-        other: Option<&str>,
-        other_point: Option<[f64; 3]>,
-        release: Option<f64>,
-    ) -> PyResult<u64> {
-        use supple::constraint::{ExactConstraint, ExactKind, Interpolation, Keyframes};
-        let mut w = self.lock()?;
-        let i = body_index(&w, name)?;
-        let at = point.into();
-        let p = w.material_point(i, at).map_err(value_error)?;
-        let given = [
-            ("path", path.as_ref().is_some_and(|p| !p.is_empty())),
-            ("normal", normal.is_some()),
-            ("origin", origin.is_some()),
-            ("center", center.is_some()),
-            ("radius", radius.is_some()),
-            ("other", other.is_some()),
-            ("other_point", other_point.is_some()),
-        ];
-        let allowed: &[&str] = match kind {
-            "point" => &["path"],
-            "plane" => &["normal", "origin"],
-            "sphere" => &["center", "radius"],
-            "link" => &["other", "other_point"],
-            _ => &[],
-        };
-        if let Some((key, _)) = given.iter().find(|(k, set)| *set && !allowed.contains(k)) {
-            return Err(PyValueError::new_err(format!(
-                "{key}: not a key of kind {kind:?}"
-            )));
-        }
-        let kind = match kind {
-            "point" => {
-                let keys = match path {
-                    Some(k) if !k.is_empty() => k
-                        .iter()
-                        .map(|k| (k[0], [k[1], k[2], k[3]].into()))
-                        .collect(),
-                    _ => vec![(0.0, at)],
-                };
-                let path = Keyframes::new(keys, Interpolation::Linear)
-                    .map_err(|e| PyValueError::new_err(format!("path: {e}")))?;
-                ExactKind::Point { path }
-            }
-            "plane" => {
-                let normal = normal.ok_or_else(|| PyValueError::new_err("normal: required"))?;
-                ExactKind::Plane {
-                    origin: origin.map_or(at, Into::into),
-                    normal: normal.into(),
-                }
-            }
-            "sphere" => {
-                let center = center
-                    .ok_or_else(|| PyValueError::new_err("center: required"))?
-                    .into();
-                ExactKind::Sphere {
-                    center,
-                    radius: radius.unwrap_or_else(|| (at - center).norm()),
-                }
-            }
-            "link" => {
-                let j = match other {
-                    Some(o) => body_index(&w, Some(o))?,
-                    None => i,
-                };
-                let other = w
-                    .material_point(j, other_point.map_or(at, Into::into))
-                    .map_err(value_error)?;
-                ExactKind::Link { other }
-            }
-            k => {
-                return Err(PyValueError::new_err(format!(
-                    "kind = {k:?}: must be \"point\", \"plane\", \"sphere\" or \"link\""
-                )))
-            }
-        };
-        let id = w
-            .constrain(ExactConstraint {
-                point: p,
-                kind,
-                release,
-            })
-            .map_err(value_error)?;
-        Ok(id.0)
-    }
-
-    /// The force (N) exact constraint `id` exerted on its point over the last step, or None
-    /// once released.
-    fn constraint_force(&self, id: u64) -> PyResult<Option<[f64; 3]>> {
-        Ok(self
-            .lock()?
-            .constraint_force(supple::world::ConstraintId(id))
-            .map(Into::into))
-    }
-
-    /// Removes exact constraint `id`.
-    fn release_constraint(&self, id: u64) -> PyResult<()> {
-        self.lock()?
-            .release_constraint(supple::world::ConstraintId(id))
-            .map_err(value_error)
-    }
-
-    /// `max |Φ|` over the exact constraints at the end of the last step (m).
-    fn constraint_residual(&self) -> PyResult<f64> {
-        Ok(self.lock()?.constraint_residual())
-    }
-
-    /// Makes `vertices` of body `name` a dynamic rigid core (Müller et al. §4.3–4.4: moved
-    /// as one rigid body, two-way coupled with the skin); returns its index.
-    fn add_rigid_core(&self, name: Option<&str>, vertices: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let vertices = index_list(vertices, "vertices")?;
-        let mut w = self.lock()?;
-        let i = body_index(&w, name)?;
-        w.add_rigid_core(i, vertices).map_err(value_error)
-    }
-
-    /// The scene's scripted grabs (`grabs=` or `[[grab]]`), name → id (live from their
-    /// start to their release).
-    fn scripted_grabs(&self) -> Vec<(String, u64)> {
-        self.scripted
-            .iter()
-            .map(|(n, id)| (n.clone(), id.0))
-            .collect()
     }
 
     /// Simulated time (s).
@@ -579,8 +453,15 @@ impl PyWorld {
     }
 }
 
-fn poisoned() -> PyErr {
-    PyRuntimeError::new_err("the world was left unusable by a panic")
+/// A vector as a `(3,)` float64 array.
+pub(crate) fn vec3(py: Python<'_>, v: supple::nalgebra::Vector3<f64>) -> Bound<'_, PyArray1<f64>> {
+    vec![v.x, v.y, v.z].into_pyarray(py)
+}
+
+pub(crate) const POISONED: &str = "the world was left unusable by a panic";
+
+pub(crate) fn poisoned() -> PyErr {
+    PyRuntimeError::new_err(POISONED)
 }
 
 fn check_len<T>(v: &[T], n: usize, what: &str) -> PyResult<()> {

@@ -3,11 +3,15 @@
 //! the Python module (`supple.World.run`) both call it, so both write the same files; [`load`]
 //! reads a scene with the command line's `--set` overrides.
 //!
+//! [`frames::FrameWriter`] writes the frames of a run and of a world stepped by a script
+//! (Python's `World.write_frame`), so both write the same files.
+//!
 //! Also here because a run and its re-rendering share them: the recording and pictures
 //! ([`pictures`], [`plots`]), the metrics and summary ([`record`]), embedded surfaces
 //! ([`skin`]) and the resource estimate checked before a run ([`budget`]).
 
 pub mod budget;
+pub mod frames;
 pub mod pictures;
 pub mod plots;
 pub mod record;

@@ -5,16 +5,14 @@
 //! `metrics.csv` (one row per output frame), `summary.json`, and the pictures: `final.png`,
 //! `images/`, `animation.gif`, `plots/` (see pictures.rs and plots.rs).
 
+use crate::frames::FrameWriter;
 use crate::pictures::{BodyState, BodySurface, PictureOptions, Recording};
 use crate::record::{Recorder, Summary};
-use crate::skin::Skins;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use supple::world::verdict::Invalid;
 use supple::world::{Diverged, World};
-use supple_io::pvd::{PvdEntry, PvdWriter};
-use supple_io::vtu::{write_vtu_with, VtuEncoding, VtuFrame};
 use supple_io::Scene;
 
 /// How to run a scene (the options of `supple run` beside the scene itself).
@@ -93,16 +91,7 @@ pub fn run_scene(
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&scene.name));
-    let frames_dir = out.join("frames");
-    std::fs::create_dir_all(&frames_dir)
-        .with_context(|| format!("cannot create {}", frames_dir.display()))?;
-    // Stale frames of an earlier run would otherwise mix with this one's.
-    for entry in std::fs::read_dir(&frames_dir)?.flatten() {
-        if entry.path().extension().is_some_and(|e| e == "vtu") {
-            std::fs::remove_file(entry.path())?;
-        }
-    }
-    crate::skin::remove_stale_frames(&frames_dir)?;
+    crate::frames::clear_frames(&out)?;
     let (mut world, grabs, exact) = scene.build_world_with_ids()?;
     if !opts.quiet {
         for n in &scene.notes {
@@ -132,28 +121,12 @@ pub fn run_scene(
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
     let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &exact, csv)?;
-    // Created now and kept valid after every frame: a run stopped at any point leaves a
-    // collection ParaView reads.
-    let mut pvd = match scene.output.vtu {
-        true => Some(PvdWriter::create(&out.join("scene.pvd"))?),
-        false => None,
-    };
-    let mut frames_written = 0usize;
-    let encoding = match scene.output.compress {
-        true => VtuEncoding::Zlib,
-        false => VtuEncoding::Raw,
-    };
-    let mut last_frame_time = None;
+    let mut frames = FrameWriter::new(scene, &out)?;
     let every = scene.output.frame_every;
-    let mut skins = Skins::new(
-        scene,
-        scene.output.vtu.then_some(out.as_path()),
-        &frames_dir,
-    )?;
+    let mut last_frame_time = None;
     let surfaces = (world.bodies.iter().enumerate())
         .map(|(i, b)| {
-            skins
-                .picture_surface(i)
+            (frames.skins().picture_surface(i))
                 .unwrap_or_else(|| BodySurface::new(&b.name, &b.elems.tets, b.n_vertices()))
         })
         .collect();
@@ -161,71 +134,26 @@ pub fn run_scene(
     let mut recording =
         Recording::new(scene.output.color, surfaces).with_obstacles(obstacles.unwrap_or(&[]));
 
-    let mut write_frame =
-        |world: &mut World, rec: &mut Recorder, pvd: &mut Option<PvdWriter>| -> Result<()> {
-            rec.write_row(world)?;
-            last_frame_time = Some(world.time);
-            let stresses: Vec<Option<Vec<f64>>> = world
-                .bodies
-                .iter_mut()
-                .map(|b| b.von_mises_stress())
-                .collect();
-            skins.update(|i| &world.bodies[i].x)?;
-            skins.write_frame(world.time)?;
-            let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses).enumerate())
-                .map(|(i, (b, vm))| {
-                    let (x, rest) = skins.positions(i).unwrap_or((&b.x, &b.mesh.positions));
-                    BodyState {
-                        x,
-                        rest,
-                        von_mises: vm.as_deref(),
-                    }
-                })
-                .collect();
-            recording.push(world.time, &states);
-            if let Some(pvd) = pvd {
-                let several = world.bodies.len() > 1;
-                for (part, (body, vm)) in world.bodies.iter().zip(&stresses).enumerate() {
-                    // Body names are restricted to [A-Za-z0-9_-] (supple_io::scene::names):
-                    // the file stays in frames/.
-                    let name = if several {
-                        format!("{}_frame_{frames_written:05}.vtu", body.name)
-                    } else {
-                        format!("frame_{frames_written:05}.vtu")
-                    };
-                    let displacement: Vec<_> = body
-                        .x
-                        .iter()
-                        .zip(&body.mesh.positions)
-                        .map(|(x, x0)| x - x0)
-                        .collect();
-                    let ratios = body.volume_ratios();
-                    let fixed: Vec<f64> =
-                        body.fixed.iter().map(|&f| f64::from(u8::from(f))).collect();
-                    let mut cell_scalars = vec![("volume_ratio", ratios.as_slice())];
-                    if let Some(vm) = vm {
-                        cell_scalars.push(("von_mises", vm.as_slice()));
-                    }
-                    let frame = VtuFrame {
-                        point_vectors: vec![("displacement", &displacement), ("velocity", &body.v)],
-                        point_scalars: vec![("fixed", &fixed)],
-                        cell_scalars,
-                        ..VtuFrame::new(&body.x, &body.elems.tets)
-                    };
-                    write_vtu_with(&frames_dir.join(&name), &frame, encoding)?;
-                    pvd.push(&PvdEntry {
-                        time: world.time,
-                        part,
-                        name: several.then(|| body.name.clone()),
-                        file: format!("frames/{name}"),
-                    })?;
+    let mut write_frame = |world: &mut World, rec: &mut Recorder| -> Result<()> {
+        rec.write_row(world)?;
+        last_frame_time = Some(world.time);
+        let stresses = frames.write(world)?;
+        let skins = frames.skins();
+        let states: Vec<BodyState> = (world.bodies.iter().zip(&stresses).enumerate())
+            .map(|(i, (b, vm))| {
+                let (x, rest) = skins.positions(i).unwrap_or((&b.x, &b.mesh.positions));
+                BodyState {
+                    x,
+                    rest,
+                    von_mises: vm.as_deref(),
                 }
-                frames_written += 1;
-            }
-            Ok(())
-        };
+            })
+            .collect();
+        recording.push(world.time, &states);
+        Ok(())
+    };
 
-    write_frame(&mut world, &mut rec, &mut pvd)?;
+    write_frame(&mut world, &mut rec)?;
     progress.start(steps);
     let started = Instant::now();
     let mut diverged = None;
@@ -240,7 +168,7 @@ pub fn run_scene(
         }
         let stop = progress.stop_requested();
         if world.steps % every == 0 || world.steps == steps || stop {
-            write_frame(&mut world, &mut rec, &mut pvd)?;
+            write_frame(&mut world, &mut rec)?;
         }
         progress.step_done();
         if stop {
@@ -274,7 +202,6 @@ pub fn run_scene(
             ),
         });
     }
-    drop(pvd);
     let verdict = rec.verdict(&world);
     let mut summary = rec.summary(
         &world,
@@ -344,11 +271,11 @@ pub fn run_scene(
             RunOutcome::Interrupted
         }
         (None, false) => {
-            if !opts.quiet && !skins.is_empty() {
+            if !opts.quiet && !frames.skins().is_empty() {
                 eprintln!(
                     "embedded surface: {:.3} ms per placement (median of {})",
-                    crate::record::median(&skins.update_ms),
-                    skins.update_ms.len()
+                    crate::record::median(&frames.skins().update_ms),
+                    frames.skins().update_ms.len()
                 );
             }
             if !opts.quiet {

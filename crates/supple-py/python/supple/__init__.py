@@ -16,11 +16,37 @@ Bodies and worlds take the keys of Supple's scene files (see the README) and are
 validated by the same code: a bad value raises ``ValueError`` naming its key. A step
 that fails raises ``supple.Diverged``; a run whose end state fails its verdict raises
 ``supple.Invalid``. ``load_scene(path)`` builds the world of a scene
-file; ``World.run(out=...)`` writes what ``supple run`` writes. ``supple.ipc`` has the
+file; ``World.run(out=...)`` writes what ``supple run`` writes, and
+``World.write_frame(out)`` writes the same frame files from a scripted loop
+(``read_vtu`` reads them back). Stresses (``von_mises``, ``cauchy_stress``),
+``volume_ratios``, ``boundary_faces`` and ``surface`` are numpy arrays;
+``World.state()`` / ``set_state(s)`` save and restore a world bit for bit (the
+state pickles) and ``reset()`` starts it over. ``supple.ipc`` has the
 geometry of the IPC contact step (distances, barrier, mollifier, CCD) as plain functions.
 """
 
 from . import ipc
-from ._supple import Body, Diverged, Invalid, TetMesh, World, __version__, load_scene
+from ._supple import (
+    Body,
+    Diverged,
+    Invalid,
+    State,
+    TetMesh,
+    World,
+    __version__,
+    load_scene,
+    read_vtu,
+)
 
-__all__ = ["Body", "Diverged", "Invalid", "TetMesh", "World", "load_scene", "__version__", "ipc"]
+__all__ = [
+    "Body",
+    "Diverged",
+    "Invalid",
+    "State",
+    "TetMesh",
+    "World",
+    "load_scene",
+    "read_vtu",
+    "__version__",
+    "ipc",
+]
