@@ -131,7 +131,11 @@ pub fn run_scene(
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &exact, csv)?;
+    // The scene's springs went into the world in order: pair their names with the ids.
+    let springs: Vec<_> = (scene.springs.iter().map(|s| s.name.clone()))
+        .zip(world.springs().map(|(id, _)| id))
+        .collect();
+    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &springs, &exact, csv)?;
     // Created now and kept valid after every frame: a run stopped at any point leaves a
     // collection ParaView reads.
     let mut pvd = match scene.output.vtu {

@@ -21,12 +21,14 @@ mod hold;
 mod interaction;
 mod ipc;
 mod linked;
+mod links;
 mod rigid;
 pub mod verdict;
 
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
 pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
+pub use links::{BodyPoint, LinkId, LinkSpring};
 
 use crate::contact::{Contact, ContactError, ContactSettings, ContactStats, Response};
 use crate::time::{BodyInputs, Integrator, IntegratorKind, StepStats};
@@ -65,6 +67,9 @@ pub enum WorldError {
         body: String,
         source: crate::constraint::RigidError,
     },
+    /// A refused spring between body points ([`World::add_spring`]).
+    #[error("spring: {0}")]
+    Link(String),
     #[error("step_control.{key} = {value}: {reason}")]
     StepControl {
         key: &'static str,
@@ -205,6 +210,11 @@ impl World {
     /// Turns on contact (obstacles, self- and body–body collision) with these settings.
     pub fn with_contact(mut self, settings: ContactSettings) -> Result<Self, WorldError> {
         self.ipc = ipc::build(&self.bodies, &self.integrators, &settings)?;
+        if self.ipc.is_some() && !self.interaction.links.is_empty() {
+            return Err(WorldError::Link(
+                "springs between body points are not part of the coupled IPC step (response = \"ipc\"); use response = \"projection\" or \"springs\"".into(),
+            ));
+        }
         self.contact = Some(Contact::new(settings, &self.bodies, self.dt)?);
         Ok(self)
     }
