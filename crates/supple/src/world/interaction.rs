@@ -154,6 +154,28 @@ impl Interaction {
         self.links.springs_for(b, t, out);
     }
 
+    /// [`springs_for`](Self::springs_for) for a try at `[t0, t0 + h]` by body `b`'s
+    /// integrator: grabs at the end; the ends of springs between body points at the end for
+    /// a scheme that takes its forces there (implicit), at the start for one that steps
+    /// explicitly from there (`explicit`; see `links.rs`).
+    pub(super) fn springs_for_step(
+        &self,
+        b: usize,
+        t0: f64,
+        h: f64,
+        explicit: bool,
+        out: &mut Vec<PointSpring>,
+    ) {
+        out.clear();
+        out.extend(
+            (self.grabs.iter())
+                .filter(|g| g.body == b)
+                .map(|g| g.spring(self.t0, self.dt, t0 + h)),
+        );
+        let t = if explicit { t0 } else { t0 + h };
+        self.links.springs_for(b, t, out);
+    }
+
     fn new_id(&mut self) -> GrabId {
         self.next += 1;
         GrabId(self.next)

@@ -345,7 +345,8 @@ impl World {
             body.set_time(t0 + h);
             input.fixed.copy_from_slice(&body.fixed);
             input.time = t0;
-            self.interaction.springs_for(b, t0 + h, &mut input.springs);
+            let explicit = links::steps_explicitly(&*self.integrators[b]);
+            (self.interaction).springs_for_step(b, t0, h, explicit, &mut input.springs);
             body.model.begin_step();
         }
         // Every body's solves (with the obstacle holds of one-step schemes), the bodies side
