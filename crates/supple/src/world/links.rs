@@ -174,12 +174,6 @@ impl Links {
     }
 }
 
-/// True for the schemes that step explicitly from the start of a world step, in substeps
-/// (symplectic Euler, Newmark, RKF45): they see a spring end's target at the step's start.
-pub(super) fn steps_explicitly(integrator: &dyn crate::time::Integrator) -> bool {
-    matches!(integrator.name(), "symplectic_euler" | "newmark" | "rkf45")
-}
-
 /// Why a spring between body points was refused.
 fn setting(key: &'static str, value: f64, reason: &'static str) -> WorldError {
     WorldError::Link(format!("{key} = {value}: {reason}"))

@@ -345,7 +345,7 @@ impl World {
             body.set_time(t0 + h);
             input.fixed.copy_from_slice(&body.fixed);
             input.time = t0;
-            let explicit = links::steps_explicitly(&*self.integrators[b]);
+            let explicit = self.integrators[b].explicit();
             (self.interaction).springs_for_step(b, t0, h, explicit, &mut input.springs);
             body.model.begin_step();
         }
