@@ -17,12 +17,14 @@
 //! forces; a scheme that steps explicitly from the start (symplectic Euler, Newmark, RKF45)
 //! gets it at the start, `t = t₀`: with one substep per world step both ends then take
 //! exactly opposite forces at the start state (with more substeps the other end stays where
-//! it was at `t₀` through the world step, a lag of up to `h V`). The two bodies (or the two
-//! ends of one body, whose vertices need not share a block of its pattern) are solved each
-//! with the other end lagged: the stiffness in the solve is `k I` (the direction's rotation over a step and the coupling between the ends are
-//! left out), so in an implicit step the forces on the two ends are opposite only to first
-//! order in the step (the momenta the two bodies gain differ by 3·10⁻⁴ of either in
-//! `tests/links.rs`' set-up at 1 ms). Every world step these start-of-step data are taken anew.
+//! it was at `t₀` through the world step, a lag of up to `h V`; see
+//! [`crate::time::Integrator::explicit`]). The two bodies (or the two ends of one body, whose
+//! vertices need not share a block of its pattern) are solved each with the other end lagged:
+//! the stiffness in the solve is `k I` (the direction's rotation over a step and the coupling
+//! between the ends are left out), so in an implicit step the forces on the two ends are
+//! opposite only to first order in the step (the momenta the two bodies gain differ by 3·10⁻⁴
+//! of either in `tests/links.rs`' set-up at 1 ms). Every world step these start-of-step data
+//! are taken anew.
 //!
 //! Not with the coupled IPC contact step, which solves all bodies together from its own
 //! inputs: [`World::add_spring`] and [`World::with_contact`] refuse the combination.
