@@ -35,7 +35,11 @@ impl Frames {
         let csv = std::fs::File::create(&csv_path)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", csv_path.display()))?;
         let (grabs, exact) = w.ids();
-        let rec = Recorder::new(world, &scene.probes, grabs, exact, csv)?;
+        // The scene's springs went into the world in order (as in `supple_run::run_scene`).
+        let springs: Vec<_> = (scene.springs.iter().map(|s| s.name.clone()))
+            .zip(world.springs().map(|(id, _)| id))
+            .collect();
+        let rec = Recorder::new(world, &scene.probes, grabs, &springs, exact, csv)?;
         Ok(Self {
             out: out.to_path_buf(),
             writer: FrameWriter::new(&scene, out)?,

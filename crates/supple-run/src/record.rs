@@ -104,6 +104,8 @@ pub struct Recorder {
     pub wall_ms: Vec<f64>,
     /// Scripted grabs by name: their spring force on the body is a metrics column.
     grabs: Vec<(String, supple::world::GrabId)>,
+    /// Springs between body points by name: their force on end `a` and length are columns.
+    springs: Vec<(String, supple::world::LinkId)>,
     /// Exact constraints by name: their force is a metrics column; the largest residual
     /// after any step goes to the summary.
     exact: Vec<(String, supple::world::ConstraintId)>,
@@ -116,6 +118,7 @@ impl Recorder {
         world: &mut World,
         probes: &[Probe],
         grabs: &[(String, supple::world::GrabId)],
+        springs: &[(String, supple::world::LinkId)],
         exact: &[(String, supple::world::ConstraintId)],
         csv: std::fs::File,
     ) -> std::io::Result<Self> {
@@ -215,6 +218,11 @@ impl Recorder {
                 header.push(format!("grab.{name}.{c}"));
             }
         }
+        for (name, _) in springs {
+            for c in ["fx", "fy", "fz", "length"] {
+                header.push(format!("spring.{name}.{c}"));
+            }
+        }
         if !exact.is_empty() {
             header.push("constraint_residual".into());
         }
@@ -236,6 +244,7 @@ impl Recorder {
             contact,
             wall_ms: Vec::new(),
             grabs: grabs.to_vec(),
+            springs: springs.to_vec(),
             exact: exact.to_vec(),
             constraint_residual_max: 0.0,
             csv,
@@ -375,6 +384,14 @@ impl Recorder {
             // release: no spring then).
             let f = world.grab_force(*id).unwrap_or_default();
             row.extend(f.iter().map(|&c| shortest(c)));
+        }
+        for (_, id) in &self.springs {
+            // The spring's force on its end `a` (end `b` takes the opposite), and its length.
+            let f = world.spring_force(*id).unwrap_or_default();
+            let length = (world.springs().find(|(i, _)| i == id)).map_or(0.0, |(_, s)| {
+                (s.a.state(&world.bodies).0 - s.b.state(&world.bodies).0).norm()
+            });
+            row.extend(f.iter().chain([&length]).map(|&c| shortest(c)));
         }
         if !self.exact.is_empty() {
             row.push(shortest(world.constraint_residual()));

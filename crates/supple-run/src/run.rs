@@ -120,7 +120,11 @@ pub fn run_scene(
     let csv_path = out.join("metrics.csv");
     let csv = std::fs::File::create(&csv_path)
         .with_context(|| format!("cannot create {}", csv_path.display()))?;
-    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &exact, csv)?;
+    // The scene's springs went into the world in order: pair their names with the ids.
+    let springs: Vec<_> = (scene.springs.iter().map(|s| s.name.clone()))
+        .zip(world.springs().map(|(id, _)| id))
+        .collect();
+    let mut rec = Recorder::new(&mut world, &scene.probes, &grabs, &springs, &exact, csv)?;
     let mut frames = FrameWriter::new(scene, &out)?;
     let every = scene.output.frame_every;
     let mut last_frame_time = None;

@@ -227,6 +227,7 @@ pub(super) fn take(file: &mut SceneFile) -> Result<Option<Pending>, String> {
         ("[[load]]", !file.load.is_empty()),
         ("[[constraint]]", !file.constraint.is_empty()),
         ("[[grab]]", !file.grab.is_empty()),
+        ("[[spring]]", !file.spring.is_empty()),
         ("[[exact_constraint]]", !file.exact_constraint.is_empty()),
         ("[[rigid_core]]", !file.rigid_core.is_empty()),
         ("[[probe]]", !file.probe.is_empty()),

@@ -68,6 +68,7 @@ pub(super) fn body_desc(
     fixed.sort_unstable();
     fixed.dedup();
     let material = material::material(&b.material, &format!("{key}.material"))?;
+    notes.extend(material.note.clone());
     let viscosity = material::viscosity(b.viscosity.as_ref(), &key)?;
     for (k, v) in [("alpha", b.damping.alpha), ("beta", b.damping.beta)] {
         if !(v >= 0.0 && v.is_finite()) {

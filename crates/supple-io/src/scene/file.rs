@@ -44,6 +44,8 @@ pub(super) struct SceneFile {
     #[serde(default)]
     pub(super) grab: Vec<super::grab::GrabSection>,
     #[serde(default)]
+    pub(super) spring: Vec<super::link::SpringSection>,
+    #[serde(default)]
     pub(super) exact_constraint: Vec<super::exact::ExactSection>,
     #[serde(default)]
     pub(super) exact: super::exact::ExactSettingsSection,
@@ -333,10 +335,20 @@ pub(super) struct MaterialSection {
     pub(super) rotation: Option<RotationName>,
     /// Corotational only.
     pub(super) update_every: Option<u32>,
-    /// Warped only.
+    /// Warped (and mass_spring with `springs = "warped"`) only.
     pub(super) rotation_field: Option<RotationFieldName>,
-    /// Warped only.
+    /// Warped (and mass_spring with `springs = "warped"`) only.
     pub(super) ghost_correction: Option<bool>,
+    /// mass_spring only: "hookean" (default) | "linear" | "warped".
+    pub(super) springs: Option<SpringsName>,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum SpringsName {
+    Hookean,
+    Linear,
+    Warped,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -349,6 +361,7 @@ pub(super) enum ModelName {
     Hybrid,
     LiesenfeldStolfi,
     FixedCorotated,
+    MassSpring,
 }
 
 #[derive(

@@ -4,7 +4,7 @@
 use super::file::*;
 use supple::fem::material::{
     CorotationalSettings, CorotationalTangent, ModelKind, RotationField, RotationMethod,
-    ViscosityKind, WarpedTangent,
+    SpringForce, ViscosityKind, WarpedTangent,
 };
 
 /// The validated material of one body: the model and Young's modulus and Poisson's ratio
@@ -13,6 +13,8 @@ pub(super) struct Material {
     pub(super) model: ModelKind,
     pub(super) youngs: f64,
     pub(super) poisson: f64,
+    /// A note for the run (a given constant the model does not use).
+    pub(super) note: Option<String>,
 }
 
 /// Young's modulus and Poisson's ratio from Lamé parameters:
@@ -104,8 +106,16 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
     }
     only(m.rotation.is_some(), "rotation", "corotational")?;
     only(m.update_every.is_some(), "update_every", "corotational")?;
-    only(m.rotation_field.is_some(), "rotation_field", "warped")?;
-    only(m.ghost_correction.is_some(), "ghost_correction", "warped")?;
+    let warped_springs = m.model == ModelName::MassSpring && m.springs == Some(SpringsName::Warped);
+    if !warped_springs {
+        only(m.rotation_field.is_some(), "rotation_field", "warped")?;
+        only(m.ghost_correction.is_some(), "ghost_correction", "warped")?;
+    }
+    only(m.springs.is_some(), "springs", "mass_spring")?;
+    let field = match m.rotation_field.unwrap_or(RotationFieldName::LeastSquares) {
+        RotationFieldName::EdgeFrame => RotationField::EdgeFrame,
+        RotationFieldName::LeastSquares => RotationField::LeastSquares,
+    };
     let model = match m.model {
         ModelName::Linear => ModelKind::Linear,
         ModelName::Corotational => {
@@ -140,10 +150,7 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
             })
         }
         ModelName::Warped => ModelKind::Warped {
-            field: match m.rotation_field.unwrap_or(RotationFieldName::LeastSquares) {
-                RotationFieldName::EdgeFrame => RotationField::EdgeFrame,
-                RotationFieldName::LeastSquares => RotationField::LeastSquares,
-            },
+            field,
             ghost_correction: m.ghost_correction.unwrap_or(true),
             tangent: match m.tangent.unwrap_or_default() {
                 TangentName::Rotated => WarpedTangent::Rotated,
@@ -159,11 +166,27 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         ModelName::Hybrid => ModelKind::Hybrid,
         ModelName::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
         ModelName::FixedCorotated => ModelKind::FixedCorotated,
+        ModelName::MassSpring => ModelKind::MassSpring(match m.springs {
+            None | Some(SpringsName::Hookean) => SpringForce::Hookean,
+            Some(SpringsName::Linear) => SpringForce::Linear,
+            Some(SpringsName::Warped) => SpringForce::Warped {
+                field,
+                ghost_correction: m.ghost_correction.unwrap_or(true),
+            },
+        }),
     };
+    // A central-force network has ν = ¼ whatever is asked (`material::mass_spring`).
+    let given = m.poisson.is_some() || m.mu.is_some() || m.alpha.is_some();
+    let note = (m.model == ModelName::MassSpring && given && (poisson - 0.25).abs() > 1e-12).then(|| {
+        format!(
+            "{mkey}: the mass_spring model uses only Young's modulus (E = {youngs}); a spring network has Poisson's ratio 1/4, not {poisson}"
+        )
+    });
     Ok(Material {
         model,
         youngs,
         poisson,
+        note,
     })
 }
 
@@ -177,6 +200,7 @@ impl ModelName {
             ModelName::Hybrid => "hybrid",
             ModelName::LiesenfeldStolfi => "liesenfeld_stolfi",
             ModelName::FixedCorotated => "fixed_corotated",
+            ModelName::MassSpring => "mass_spring",
         }
     }
 }

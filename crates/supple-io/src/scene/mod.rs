@@ -30,6 +30,7 @@ mod grab;
 mod hierarchy;
 mod integrator;
 mod keys;
+mod link;
 mod material;
 mod mesh_file;
 pub mod names;
@@ -49,6 +50,7 @@ use file::*;
 pub use given::{mesh_from_table, scene_from_table, GivenMesh};
 pub use grab::SceneGrab;
 pub use hierarchy::SceneHierarchy;
+pub use link::SceneSpring;
 pub use overrides::{apply_overrides, Override};
 pub use rigid::SceneRigid;
 pub use schema::{scene_schema, scene_schema_json};
@@ -121,6 +123,8 @@ pub struct Scene {
     pub step_control: StepControl,
     /// Scripted grabs (`[[grab]]`).
     pub grabs: Vec<SceneGrab>,
+    /// Springs between body points (`[[spring]]`), added to the world in this order.
+    pub springs: Vec<SceneSpring>,
     /// Exact constraints (`[[exact_constraint]]`).
     pub exact: Vec<SceneExact>,
     /// The projection of the exact constraints (`[exact]`).
@@ -192,6 +196,11 @@ impl Scene {
                 .map_err(|e| self.invalid(e.to_string()))?,
             None => world,
         };
+        for (i, s) in self.springs.iter().enumerate() {
+            world
+                .add_spring(s.spring)
+                .map_err(|e| self.invalid(format!("spring[{i}] ({}): {e}", s.name)))?;
+        }
         let mut ids = Vec::with_capacity(self.grabs.len());
         for (i, g) in self.grabs.iter().enumerate() {
             let id = world
@@ -421,6 +430,7 @@ fn validate(
     )
     .map_err(invalid)?;
     let grabs = grab::grabs(file.grab, &bodies).map_err(invalid)?;
+    let springs = link::springs(file.spring, &bodies).map_err(invalid)?;
     let exact = exact::exact_constraints(file.exact_constraint, &bodies).map_err(invalid)?;
     let rigid = rigid::rigid_cores(file.rigid_core, &bodies).map_err(invalid)?;
     for (i, b) in bodies.iter().enumerate() {
@@ -485,6 +495,7 @@ fn validate(
         contact,
         step_control,
         grabs,
+        springs,
         exact,
         exact_settings,
         rigid,

@@ -135,6 +135,13 @@ pub enum StepError {
 /// A time-stepping scheme for one body (holding that body's workspaces).
 pub trait Integrator: Send + std::fmt::Debug {
     fn name(&self) -> &'static str;
+    /// True for a scheme that steps explicitly from the step's start (its forces at the
+    /// start state or at substeps after it), false for one that takes them at the step's end
+    /// (implicit). Springs between body points give such a scheme their other end where it
+    /// is at the start (`world/links.rs`).
+    fn explicit(&self) -> bool {
+        false
+    }
     /// Advances `body` by `dt` under the step's `inputs` (held vertices, springs, external
     /// forces; see [`StepInputs`]). On an error the body's state is unspecified (the world
     /// restores it). Implementations read the held set from `inputs.fixed`, never from

@@ -139,6 +139,10 @@ impl Integrator for SymplecticEuler {
         "symplectic_euler"
     }
 
+    fn explicit(&self) -> bool {
+        true
+    }
+
     fn step_with(
         &mut self,
         body: &mut Body,

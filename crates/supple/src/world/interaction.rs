@@ -137,10 +137,13 @@ pub(super) struct Interaction {
     /// The world step (its index, `World::steps` before it) that the last
     /// [`World::apply_forces`] loaded: something outside did work in it (`verdict.rs`).
     pub(super) forced_step: Option<usize>,
+    /// Springs between body points (`links.rs`), which reach the integrators beside the grabs.
+    pub(super) links: super::links::Links,
 }
 
 impl Interaction {
-    /// Writes the point springs of body `b`'s grabs at time `t` of the current step.
+    /// Writes the point springs of body `b`'s grabs and spring ends at time `t` of the current
+    /// step.
     pub(super) fn springs_for(&self, b: usize, t: f64, out: &mut Vec<PointSpring>) {
         out.clear();
         out.extend(
@@ -148,6 +151,29 @@ impl Interaction {
                 .filter(|g| g.body == b)
                 .map(|g| g.spring(self.t0, self.dt, t)),
         );
+        self.links.springs_for(b, t, out);
+    }
+
+    /// [`springs_for`](Self::springs_for) for a try at `[t0, t0 + h]` by body `b`'s
+    /// integrator: grabs at the end; the ends of springs between body points at the end for
+    /// a scheme that takes its forces there (implicit), at the start for one that steps
+    /// explicitly from there (`explicit`; see `links.rs`).
+    pub(super) fn springs_for_step(
+        &self,
+        b: usize,
+        t0: f64,
+        h: f64,
+        explicit: bool,
+        out: &mut Vec<PointSpring>,
+    ) {
+        out.clear();
+        out.extend(
+            (self.grabs.iter())
+                .filter(|g| g.body == b)
+                .map(|g| g.spring(self.t0, self.dt, t0 + h)),
+        );
+        let t = if explicit { t0 } else { t0 + h };
+        self.links.springs_for(b, t, out);
     }
 
     fn new_id(&mut self) -> GrabId {
@@ -407,6 +433,7 @@ impl World {
         }
         self.interaction.t0 = t0;
         self.interaction.dt = dt;
+        self.interaction.links.begin(&self.bodies, t0);
     }
 
     /// After a world step: each grab's force on its body at the step's end.
@@ -417,6 +444,7 @@ impl World {
             g.force = g.spring(t0, dt, t0 + dt).force(&body.x, &body.v);
             g.start_target = g.target;
         }
+        self.interaction.links.end(&self.bodies);
         // External forces act for one step.
         for input in &mut self.inputs {
             if input.has_external {

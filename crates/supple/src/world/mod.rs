@@ -20,12 +20,14 @@ mod hold;
 mod interaction;
 mod ipc;
 mod linked;
+mod links;
 mod rigid;
 pub mod verdict;
 
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
 pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
+pub use links::{BodyPoint, LinkId, LinkSpring};
 
 use crate::contact::{Contact, ContactError, ContactSettings, ContactStats, Response};
 use crate::time::{BodyInputs, Integrator, IntegratorKind, StepStats};
@@ -64,6 +66,9 @@ pub enum WorldError {
         body: String,
         source: crate::constraint::RigidError,
     },
+    /// A refused spring between body points ([`World::add_spring`]).
+    #[error("spring: {0}")]
+    Link(String),
     #[error("step_control.{key} = {value}: {reason}")]
     StepControl {
         key: &'static str,
@@ -338,7 +343,8 @@ impl World {
             body.set_time(t0 + h);
             input.fixed.copy_from_slice(&body.fixed);
             input.time = t0;
-            self.interaction.springs_for(b, t0 + h, &mut input.springs);
+            let explicit = self.integrators[b].explicit();
+            (self.interaction).springs_for_step(b, t0, h, explicit, &mut input.springs);
             body.model.begin_step();
         }
         // Every body's solves (with the obstacle holds of one-step schemes), the bodies side

@@ -11,6 +11,7 @@ mod hyperelastic;
 pub mod invertible;
 mod liesenfeld_stolfi;
 mod linear;
+pub mod mass_spring;
 mod stvk;
 mod viscosity;
 mod warped;
@@ -22,6 +23,7 @@ pub use hybrid::Hybrid;
 pub use hyperelastic::{Hyperelastic, HyperelasticLaw, Pk1Derivative};
 pub use liesenfeld_stolfi::LiesenfeldStolfi;
 pub use linear::Linear;
+pub use mass_spring::{MassSpring, SpringForce, SpringNetwork};
 pub use stvk::StVenantKirchhoff;
 pub use viscosity::{newtonian_viscosities, LiesenfeldStolfiViscosity, StrainRateDamping};
 pub use warped::{Warped, WarpedTangent};
@@ -239,6 +241,9 @@ pub enum ModelKind {
     /// al.'s invertible diagonalization with a definite tangent (`material::fixed_corotated`):
     /// the corotated model with a volume term that resists crushing and inversion.
     FixedCorotated,
+    /// A spring network on the mesh's edges, Hookean, linearized or warped
+    /// (`material::mass_spring`; Müller et al. 2002 §3 warp spring networks as FEM).
+    MassSpring(SpringForce),
 }
 
 impl ModelKind {
@@ -261,6 +266,7 @@ impl ModelKind {
             ModelKind::Hybrid => "hybrid",
             ModelKind::LiesenfeldStolfi => "liesenfeld_stolfi",
             ModelKind::FixedCorotated => "fixed_corotated",
+            ModelKind::MassSpring(_) => "mass_spring",
         }
     }
 }
@@ -282,6 +288,7 @@ pub fn build_model(
             Box::new(Hyperelastic::new(LiesenfeldStolfi::from_lame(lame)))
         }
         ModelKind::FixedCorotated => Box::new(Hyperelastic::new(FixedCorotated::new(lame))),
+        ModelKind::MassSpring(law) => mass_spring::build(law, lame, mesh, elems),
         ModelKind::Warped {
             field,
             ghost_correction,

@@ -13,6 +13,10 @@ impl Integrator for Newmark {
         "newmark"
     }
 
+    fn explicit(&self) -> bool {
+        true
+    }
+
     fn step_with(
         &mut self,
         body: &mut Body,

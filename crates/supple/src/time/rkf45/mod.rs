@@ -421,6 +421,10 @@ impl Integrator for Rkf45 {
         "rkf45"
     }
 
+    fn explicit(&self) -> bool {
+        true
+    }
+
     fn step_with(
         &mut self,
         body: &mut Body,

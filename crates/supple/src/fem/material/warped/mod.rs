@@ -87,7 +87,9 @@ pub enum WarpedTangent {
 /// The warped-stiffness model. Build it with [`Warped::new`].
 #[derive(Debug)]
 pub struct Warped {
-    pub lame: Lame,
+    /// The FEM material whose rest stiffness is warped; `None` for another `K⁰` (the spring
+    /// network of [`super::mass_spring`]), which has no element tangent and no stress.
+    lame: Option<Lame>,
     ghost_correction: bool,
     tangent: WarpedTangent,
     /// Rest stiffness `K` on the body's pattern, assembled once.
@@ -127,8 +129,6 @@ impl Warped {
         mesh: &TetMesh,
         elems: &ElementSet,
     ) -> Self {
-        let n = mesh.n_vertices();
-        let x0 = &mesh.positions;
         let mut k0 = BlockCsr::zeros(elems.pattern.clone());
         elems.scatter_blocks(&mut k0, |e, sink| {
             for a in 0..4 {
@@ -138,6 +138,24 @@ impl Warped {
                 }
             }
         });
+        Self::with_rest_stiffness(k0, Some(lame), field, ghost_correction, mesh, elems)
+    }
+
+    /// The model warping the rest stiffness `k0` (on `elems.pattern`, symmetric, every block
+    /// row summing to zero): the FEM one of material `lame` ([`Warped::new`]) or, with
+    /// `lame = None`, another, such as a spring network's (Müller §3 warps any constant
+    /// stiffness). Without `lame` the tangent is always [`WarpedTangent::Rotated`] and the
+    /// model reports no stress.
+    pub fn with_rest_stiffness(
+        k0: BlockCsr,
+        lame: Option<Lame>,
+        field: RotationField,
+        ghost_correction: bool,
+        mesh: &TetMesh,
+        elems: &ElementSet,
+    ) -> Self {
+        let n = mesh.n_vertices();
+        let x0 = &mesh.positions;
         let mut weights = vec![0.0; n];
         for (t, &v) in elems.tets.iter().zip(&elems.volume) {
             for &i in t {
@@ -168,10 +186,18 @@ impl Warped {
         }
     }
 
-    /// The model with tangent `tangent` instead of the default [`WarpedTangent::Rotated`].
+    /// The model with tangent `tangent` instead of the default [`WarpedTangent::Rotated`]
+    /// (ignored without a FEM material: the element tangent needs one).
     pub fn with_tangent(mut self, tangent: WarpedTangent) -> Self {
-        self.tangent = tangent;
+        if self.lame.is_some() {
+            self.tangent = tangent;
+        }
         self
+    }
+
+    /// The FEM material, when the warped stiffness is a FEM one.
+    pub fn lame(&self) -> Option<Lame> {
+        self.lame
     }
 
     /// How the tangent is built.
@@ -232,7 +258,11 @@ impl Warped {
 
 impl ForceModel for Warped {
     fn name(&self) -> &'static str {
-        "warped"
+        if self.lame.is_some() {
+            "warped"
+        } else {
+            "mass_spring"
+        }
     }
 
     /// Refreshes the vertex rotations (§3.1) at `x` (see `frames.rs`).
@@ -285,19 +315,17 @@ impl ForceModel for Warped {
     /// projected off each element's rigid fields with the ghost correction (`Element`); see
     /// the module notes.
     fn add_tangent(&self, elems: &ElementSet, x: &[Vector3<f64>], scale: f64, k: &mut BlockCsr) {
-        match self.tangent {
-            WarpedTangent::Rotated => {
-                blocks::add_rotated_blocks(&self.k0, &self.transpose, &self.rotations, scale, k)
-            }
-            WarpedTangent::Element => element::add_element_tangent(
+        match (self.tangent, self.lame) {
+            (WarpedTangent::Element, Some(lame)) => element::add_element_tangent(
                 elems,
-                self.lame,
+                lame,
                 &self.rotations,
                 self.ghost_correction,
                 x,
                 scale,
                 k,
             ),
+            _ => blocks::add_rotated_blocks(&self.k0, &self.transpose, &self.rotations, scale, k),
         }
     }
 
@@ -324,6 +352,9 @@ impl ForceModel for Warped {
         x: &[Vector3<f64>],
         out: &mut [Matrix3<f64>],
     ) -> bool {
+        let Some(lame) = self.lame else {
+            return false;
+        };
         par::for_each_mut(&mut out[..elems.len()], |e, s| {
             let sum: Matrix3<f64> = elems.tets[e]
                 .iter()
@@ -331,7 +362,7 @@ impl ForceModel for Warped {
                 .sum();
             let r = polar::rotation(&sum);
             let f = elems.deformation_gradient(e, x);
-            *s = r * linear_stress(&(r.transpose() * f), self.lame) * r.transpose();
+            *s = r * linear_stress(&(r.transpose() * f), lame) * r.transpose();
         });
         true
     }
