@@ -243,3 +243,28 @@ def test_a_diverged_world_restores_to_its_failed_state():
     other.set_state(failed)
     assert other.steps == world.steps
     assert np.array_equal(bits(other.positions("cube")), bits(x))
+
+
+def test_view_serves_a_scene_and_stops(tmp_path):
+    # `supple.view` runs `supple view`: a stand-in page folder (index.html and the wasm
+    # file it checks for), the bundled bar scene preloaded, no browser.
+    from test_supple import BAR, supple_bin
+
+    www = tmp_path / "www"
+    (www / "pkg").mkdir(parents=True)
+    (www / "index.html").write_text("<!doctype html><title>stand-in</title>")
+    (www / "pkg" / "supple_web.wasm").write_bytes(b"\0asm")
+    import urllib.request
+
+    with supple.view(BAR, open_browser=False, www=www, program=supple_bin()) as v:
+        assert v.url.startswith("http://127.0.0.1:") and v.url.endswith("index.html?view")
+        with urllib.request.urlopen(v.url, timeout=10) as r:
+            assert r.status == 200 and b"stand-in" in r.read()
+        manifest = v.url.replace("index.html?view", "view/manifest.json")
+        with urllib.request.urlopen(manifest, timeout=10) as r:
+            assert b"bar" in r.read()
+    assert v.process.returncode == 0, v.process.returncode
+    with pytest.raises(TypeError):
+        supple.view(object())
+    with pytest.raises(RuntimeError, match="view did not start"):
+        supple.view(tmp_path / "missing.toml", open_browser=False, www=www, program=supple_bin())

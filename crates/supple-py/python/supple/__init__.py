@@ -23,9 +23,11 @@ file; ``World.run(out=...)`` writes what ``supple run`` writes, and
 ``World.state()`` / ``set_state(s)`` save and restore a world bit for bit (the
 state pickles) and ``reset()`` starts it over. ``supple.ipc`` has the
 geometry of the IPC contact step (distances, barrier, mollifier, CCD) as plain functions.
+``supple.view(path)`` serves the browser page of ``supple view`` for a scene or mesh file.
 """
 
 from . import ipc
+from .view import Viewer, view
 from ._supple import (
     Body,
     Diverged,
@@ -47,6 +49,8 @@ __all__ = [
     "World",
     "load_scene",
     "read_vtu",
+    "view",
+    "Viewer",
     "__version__",
     "ipc",
 ]

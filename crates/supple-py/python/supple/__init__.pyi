@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import ipc as ipc
+from .view import Viewer as Viewer, view as view
 
 __version__: str
 
