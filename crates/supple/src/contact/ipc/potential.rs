@@ -10,7 +10,6 @@
 //! boxes inflated by `d̂` ([`ContactSet::update`]); the same primitives' swept boxes feed the
 //! line search's CCD ([`ContactSet::max_step`]).
 
-use super::accd::{edge_edge_accd, point_sdf_accd, point_triangle_accd, AccdSettings};
 use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
 use super::distance::{
     edge_edge_distance2, edge_edge_distance2_gradient, edge_edge_distance2_hessian,
@@ -28,6 +27,7 @@ use crate::contact::Obstacle;
 use crate::linalg::par;
 use nalgebra::{Matrix3, Vector3};
 
+mod line_search;
 mod obstacle_core;
 
 /// Broad-phase groups of the primitives.
@@ -524,70 +524,6 @@ impl ContactSet {
             }
         }
     }
-
-    /// The largest fraction `t ∈ (0, 1]` of the displacement `dx` from `x` that keeps every
-    /// pair apart (additive CCD, Li et al. 2021 Alg. 1; conservative advancement against the
-    /// obstacles' exact distance). 1 when nothing is met.
-    pub fn max_step(
-        &mut self,
-        mesh: &CollisionMesh,
-        x: &[Vector3<f64>],
-        dx: &[Vector3<f64>],
-        obstacles: &Obstacles,
-    ) -> f64 {
-        let settings = AccdSettings::default();
-        self.fill_boxes(mesh, x, Some(dx), 0.0);
-        let mut t: f64 = 1.0;
-        let pairing = self.pairing;
-        let candidates = self.swept.update(&self.boxes);
-        for &(i, j) in candidates {
-            if self.excluded.binary_search(&(i, j)).is_ok() {
-                continue;
-            }
-            let Some((kind, v)) = Self::stencil(pairing, mesh, i, j) else {
-                continue;
-            };
-            let (p, d) = (v.map(|k| x[k as usize]), v.map(|k| dx[k as usize]));
-            let local = AccdSettings {
-                t_max: t,
-                ..settings
-            };
-            let tk = match kind {
-                PairKind::PointTriangle => point_triangle_accd(
-                    &p[0], &p[1], &p[2], &p[3], &d[0], &d[1], &d[2], &d[3], &local,
-                ),
-                _ => edge_edge_accd(
-                    &p[0], &p[1], &p[2], &p[3], &d[0], &d[1], &d[2], &d[3], &local,
-                ),
-            };
-            t = t.min(tk);
-        }
-        for obstacle in obstacles.list {
-            let bounds = obstacle.aabb(obstacles.time);
-            for &v in &mesh.vertices {
-                let (p, d) = (x[v as usize], dx[v as usize]);
-                if d == Vector3::zeros() || self.held[v as usize] {
-                    continue;
-                }
-                if let Some((lo, hi)) = bounds {
-                    let reach = d.abs();
-                    let outside = (0..3).any(|k| {
-                        p[k] + reach[k] < lo[k] - self.dhat || p[k] - reach[k] > hi[k] + self.dhat
-                    });
-                    if outside {
-                        continue;
-                    }
-                }
-                let sdf = |q: &Vector3<f64>| obstacle.proximity(obstacles.time, q).distance;
-                let local = AccdSettings {
-                    t_max: t,
-                    ..settings
-                };
-                t = t.min(point_sdf_accd(&p, &d, sdf, &local));
-            }
-        }
-        self.core_max_step(mesh, x, dx, obstacles, t)
-    }
 }
 
 /// `(b'' + b'/(2d²))₊ g gᵀ` with `g = ∇d² = 2d ∇d` (see [`BarrierHessian::GaussNewton`]).
@@ -616,6 +552,7 @@ pub fn add_stencils(stencils: &[Stencil], scale: f64, a: &mut crate::linalg::Blo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contact::ipc::accd::{point_sdf_accd, AccdSettings};
     use crate::contact::{Obstacle, RigidPath, Shape};
 
     #[test]

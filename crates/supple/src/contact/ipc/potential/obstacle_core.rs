@@ -519,7 +519,7 @@ mod tests {
                     );
                     let (gp, gm) = (grad(&mut set, &xp), grad(&mut set, &xm));
                     set.update(&mesh, &x, &obstacles).unwrap();
-                    let mut h = vec![V3::zeros(); 4];
+                    let mut h = [V3::zeros(); 4];
                     for p in set.pairs.clone() {
                         if matches!(p.kind, PairKind::CoreTriangle | PairKind::CoreEdge) {
                             let s = set.core_stencil(&p, &x, &obstacles, true);
