@@ -137,15 +137,22 @@ def test_run_writes_what_the_cli_writes(tmp_path):
 
 
 def test_a_run_that_ends_invalid_raises_invalid_with_the_summary(tmp_path):
-    # Two boxes placed inside each other, at rest, with body contact: they stay inside each
-    # other, so the run's end state fails the verdict (its files are all written).
-    bodies = [
+    # Two boxes placed inside each other, at rest, with body contact and the projection
+    # response: they stay inside each other, so the run's end state fails the verdict (its
+    # files are all written). The default response (IPC) refuses the crossing start.
+    bodies = lambda: [
         supple.Body(supple.TetMesh.box(cells=(2, 2, 2), cell_size=0.05, origin=origin),
                     name=name, youngs=1e5, poisson=0.3)
         for name, origin in [("a", (0.0, 0.0, 0.0)), ("b", (0.06, 0.01, 0.01))]
     ]
-    world = supple.World(bodies, dt=0.01, gravity=(0, 0, 0), contact={"body_collision": True},
-                         duration=0.05, output={"gif": False, "png_every": 0, "plots": False})
+    output = {"gif": False, "png_every": 0, "plots": False}
+    world = supple.World(bodies(), dt=0.01, gravity=(0, 0, 0), contact={"body_collision": True},
+                         duration=0.05, output=output)
+    with pytest.raises(supple.Diverged, match="touch or cross at the step's start"):
+        world.run(out=tmp_path / "ipc", quiet=True)
+    world = supple.World(bodies(), dt=0.01, gravity=(0, 0, 0),
+                         contact={"body_collision": True, "response": "projection"},
+                         duration=0.05, output=output)
     with pytest.raises(supple.Invalid) as info:
         world.run(out=tmp_path / "o", quiet=True)
     e = info.value
