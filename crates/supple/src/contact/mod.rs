@@ -1,12 +1,18 @@
 //! Contact: rigid obstacles, broad phase (sweep-and-prune, BVH), continuous collision
 //! detection (exact cubic roots and Liesenfeld–Stolfi's Hermite/Bernstein tests), and the
-//! response (velocity projection against obstacles; projection with impulses or sticky
-//! contact springs between deformable surfaces).
+//! responses.
 //!
-//! [`Contact`] runs after every integrator step (see [`crate::world::World::step`]), so it
-//! works with every integrator: it sees each body's start-of-step state `(x⁰, v⁰)` and the
-//! integrator's end state `(x¹, v¹)`, corrects `x¹` and `v¹`, and leaves the next step a
-//! state without interpenetration.
+//! With backward Euler (the default integrator) contact is part of the step: the coupled IPC
+//! step ([`ipc`], [`Response::Ipc`], the default through [`Response::Auto`]) minimizes all
+//! bodies' incremental potential with barrier contact and lagged friction, so no iterate
+//! intersects and reactions are equal and opposite.
+//!
+//! Otherwise (the explicit integrators, BDF, static, or `response = "projection"`),
+//! [`Contact`] runs after every integrator step (see [`crate::world::World::step`]): it sees
+//! each body's start-of-step state `(x⁰, v⁰)` and the integrator's end state `(x¹, v¹)`,
+//! corrects `x¹` and `v¹` (velocity projection against obstacles; projection with impulses or
+//! sticky contact springs between deformable surfaces), and leaves the next step a state
+//! without interpenetration.
 
 pub mod broad;
 pub mod ccd;
