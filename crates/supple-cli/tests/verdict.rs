@@ -145,9 +145,16 @@ fn the_stvk_tube_drop_creates_energy_and_exits_3() {
     // released to 16.7 kJ in one step; energy_rel_drift_max cannot see it, the largest rise
     // per step relative to the energy scale does.
     let stvk = ["model = \"warped\"=>model = \"stvk\""];
+    // With the default response (IPC) no energy is created. St.Venant–Kirchhoff has no
+    // resistance to inversion, so a few tets may end inside out at the landing (whether they
+    // do changes with the Newton path): then the verdict says so, and only that.
     let (output, s) = run_modified("stvk_drop_ipc", "tube_drop.toml", &stvk, &[]);
-    assert_eq!(output.status.code(), Some(0), "the default response: {s}");
     assert!(s["energy_rise_max"].as_f64().unwrap() < 0.01, "{s}");
+    match output.status.code() {
+        Some(0) => {}
+        Some(3) => assert_eq!(rules(&s), ["inverted_tets"], "{s}"),
+        other => panic!("the default response: exit {other:?}: {s}"),
+    }
     let (output, s) = run_modified("stvk_drop", "tube_drop.toml", &stvk, PROJECTION);
     assert_eq!(output.status.code(), Some(3), "{s}");
     assert!(rules(&s).contains(&"energy_created"), "{s}");
