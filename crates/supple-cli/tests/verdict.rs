@@ -4,7 +4,8 @@
 //! self-fold bar thrown at 10 m/s, and the St.Venant–Kirchhoff tube drop whose energy spikes
 //! from 31 J to 16.7 kJ. They end broken with the projection response (`--set
 //! contact.response=projection`: each body solved alone, then pushed apart); with the default
-//! response, the coupled IPC step, the same runs end valid and exit 0.
+//! response, the coupled IPC step, the crashes end valid and exit 0 and the StVK drop creates
+//! no energy.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
