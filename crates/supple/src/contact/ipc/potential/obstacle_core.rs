@@ -127,6 +127,40 @@ fn offset(q: f64, r: f64) -> Option<(f64, f64, f64)> {
     (d > 0.0).then(|| (d * d, d / root, r / (2.0 * q * root)))
 }
 
+/// A core pair of obstacle `o`'s core primitive `k` against the body primitive in `v`
+/// (placeholders in the core's slots), its distance still to be set.
+fn core_pair(kind: PairKind, v: [u32; 4], o: usize, k: u32) -> Pair {
+    Pair {
+        kind,
+        v,
+        obstacle: o as u32,
+        core: k,
+        d2: 0.0,
+        eps_x: 0.0,
+    }
+}
+
+/// Adds `pair` at squared primitive distance `q` to a core of radius `r` to `pairs` when it
+/// is within `d̂` (`dhat2 = d̂²`), keeping the smallest squared distance in `min_d2`; `Err`
+/// with the pair when it touches or crosses.
+fn admit(
+    pairs: &mut Vec<Pair>,
+    min_d2: &mut f64,
+    dhat2: f64,
+    r: f64,
+    q: f64,
+    pair: Pair,
+) -> Result<(), Pair> {
+    let Some((d2, _, _)) = offset(q, r) else {
+        return Err(pair);
+    };
+    *min_d2 = min_d2.min(d2);
+    if d2 < dhat2 {
+        pairs.push(Pair { d2, ..pair });
+    }
+    Ok(())
+}
+
 /// Squared box distance from `p` to the box `[lo, hi]`.
 fn box_gap2(lo: &V3, hi: &V3, p: &V3) -> f64 {
     (0..3)
@@ -174,21 +208,9 @@ impl ContactSet {
                         continue;
                     }
                     let q = point_triangle_distance2(&c, &t0, &t1, &t2);
-                    let pair = Pair {
-                        kind: PairKind::CoreTriangle,
-                        v: [t[0], t[0], t[1], t[2]],
-                        obstacle: o as u32,
-                        core: k,
-                        d2: 0.0,
-                        eps_x: 0.0,
-                    };
-                    let Some((d2, _, _)) = offset(q, core.radius) else {
-                        return Err(pair);
-                    };
-                    *min_d2 = min_d2.min(d2);
-                    if d2 < dhat2 {
-                        self.pairs.push(Pair { d2, ..pair });
-                    }
+                    let v = [t[0], t[0], t[1], t[2]];
+                    let pair = core_pair(PairKind::CoreTriangle, v, o, k);
+                    admit(&mut self.pairs, min_d2, dhat2, core.radius, q, pair)?;
                 }
             }
             for e in mesh.edges.iter().filter(|_| core.n_segments > 0) {
@@ -202,21 +224,8 @@ impl ContactSet {
                     if q >= reach * reach {
                         continue;
                     }
-                    let pair = Pair {
-                        kind: PairKind::CoreEdge,
-                        v: [e[0], e[0], e[0], e[1]],
-                        obstacle: o as u32,
-                        core: k,
-                        d2: 0.0,
-                        eps_x: 0.0,
-                    };
-                    let Some((d2, _, _)) = offset(q, core.radius) else {
-                        return Err(pair);
-                    };
-                    *min_d2 = min_d2.min(d2);
-                    if d2 < dhat2 {
-                        self.pairs.push(Pair { d2, ..pair });
-                    }
+                    let pair = core_pair(PairKind::CoreEdge, [e[0], e[0], e[0], e[1]], o, k);
+                    admit(&mut self.pairs, min_d2, dhat2, core.radius, q, pair)?;
                 }
             }
         }
