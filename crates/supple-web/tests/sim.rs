@@ -87,6 +87,7 @@ fn a_stiffer_bar_sags_less_and_settings_keep_the_state() {
         "hybrid",
         "liesenfeld_stolfi",
         "fixed_corotated",
+        "mass_spring",
     ] {
         let mut s = bar();
         let mut o = s.overrides().clone();
