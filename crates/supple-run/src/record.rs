@@ -388,9 +388,8 @@ impl Recorder {
         for (_, id) in &self.springs {
             // The spring's force on its end `a` (end `b` takes the opposite), and its length.
             let f = world.spring_force(*id).unwrap_or_default();
-            let length = (world.springs().find(|(i, _)| i == id)).map_or(0.0, |(_, s)| {
-                (s.a.state(&world.bodies).0 - s.b.state(&world.bodies).0).norm()
-            });
+            let length = (world.springs().find(|(i, _)| i == id))
+                .map_or(0.0, |(_, s)| s.length(&world.bodies));
             row.extend(f.iter().chain([&length]).map(|&c| shortest(c)));
         }
         if !self.exact.is_empty() {

@@ -31,6 +31,7 @@
 
 use super::{World, WorldError};
 use crate::body::Body;
+pub use crate::constraint::BodyPoint;
 use crate::time::PointSpring;
 use nalgebra::Vector3;
 
@@ -38,37 +39,11 @@ use nalgebra::Vector3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LinkId(pub u64);
 
-/// A point of a body: up to four of its vertices and their weights (`Σ w = 1`): one vertex
-/// ([`BodyPoint::vertex`]), or a tet's four with barycentric weights.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BodyPoint {
-    pub body: usize,
-    pub vertices: [u32; 4],
-    pub w: [f64; 4],
-}
-
-impl BodyPoint {
-    /// Vertex `v` of body `body`.
-    pub fn vertex(body: usize, v: u32) -> Self {
-        Self {
-            body,
-            vertices: [v; 4],
-            w: [1.0, 0.0, 0.0, 0.0],
-        }
-    }
-
-    fn of(&self, x: &[Vector3<f64>]) -> Vector3<f64> {
-        (0..4)
-            .filter(|&k| self.w[k] != 0.0)
-            .map(|k| self.w[k] * x[self.vertices[k] as usize])
-            .sum()
-    }
-
-    /// Position and velocity of the point in `bodies`.
-    pub fn state(&self, bodies: &[Body]) -> (Vector3<f64>, Vector3<f64>) {
-        let b = &bodies[self.body];
-        (self.of(&b.x), self.of(&b.v))
-    }
+/// A spring end is an exact constraint's [`BodyPoint`] (one vertex, or a tet's four with
+/// barycentric weights); its position and velocity in `bodies`.
+fn point_state(p: &BodyPoint, bodies: &[Body]) -> (Vector3<f64>, Vector3<f64>) {
+    let b = &bodies[p.body];
+    (p.eval(&b.x), p.eval(&b.v))
 }
 
 /// A spring between two body points (see the module notes).
@@ -87,7 +62,7 @@ pub struct LinkSpring {
 impl LinkSpring {
     /// The force on end `a` (end `b` takes its opposite) at the bodies' state.
     pub fn force(&self, bodies: &[Body]) -> Vector3<f64> {
-        let ((pa, va), (pb, vb)) = (self.a.state(bodies), self.b.state(bodies));
+        let ((pa, va), (pb, vb)) = (point_state(&self.a, bodies), point_state(&self.b, bodies));
         let d = pa - pb;
         let l = d.norm();
         let elastic = if l > 0.0 {
@@ -98,10 +73,14 @@ impl LinkSpring {
         elastic + self.damping * (vb - va)
     }
 
+    /// The distance `l` between the ends at the bodies' state.
+    pub fn length(&self, bodies: &[Body]) -> f64 {
+        (point_state(&self.a, bodies).0 - point_state(&self.b, bodies).0).norm()
+    }
+
     /// The elastic energy `½ k (l − L)²` at the bodies' state.
     pub fn energy(&self, bodies: &[Body]) -> f64 {
-        let l = (self.a.state(bodies).0 - self.b.state(bodies).0).norm();
-        0.5 * self.stiffness * (l - self.rest_length).powi(2)
+        0.5 * self.stiffness * (self.length(bodies) - self.rest_length).powi(2)
     }
 }
 
@@ -152,7 +131,10 @@ impl Links {
     pub(super) fn begin(&mut self, bodies: &[Body], t0: f64) {
         self.t0 = t0;
         for l in &mut self.list {
-            let (a, b) = (l.spring.a.state(bodies), l.spring.b.state(bodies));
+            let (a, b) = (
+                point_state(&l.spring.a, bodies),
+                point_state(&l.spring.b, bodies),
+            );
             let d = a.0 - b.0;
             let n = d.norm();
             l.rest = if n > 0.0 {
