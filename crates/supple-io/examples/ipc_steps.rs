@@ -23,7 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (key, value) = kv.split_once('=').ok_or("KEY=VALUE")?;
         let value: f64 = value.parse()?;
         match (key, &mut contact.response) {
-            ("friction", _) => contact.obstacles.iter_mut().for_each(|o| o.friction = value),
+            ("friction", _) => contact
+                .obstacles
+                .iter_mut()
+                .for_each(|o| o.friction = value),
             ("kappa", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.kappa = Some(value),
             ("eps_v", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.eps_v = Some(value),
             _ => return Err(format!("{key}: not a key here (or the response is not IPC)").into()),
