@@ -118,6 +118,9 @@ struct Report {
     /// The contact phase (scenes with contact): medians over the timed steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     contact: Option<ContactBench>,
+    /// The coupled IPC step, when the contact response is IPC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ipc: Option<crate::bench_ipc::IpcBench>,
     /// Embedded surfaces (bodies with `surface`): one placement per timed step, timed apart
     /// from the step.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -375,6 +378,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let mut iterations = Vec::new();
     let mut solves = Vec::new();
     let mut contact: [Vec<f64>; 9] = Default::default();
+    let mut ipc = crate::bench_ipc::IpcSamples::with_capacity(args.steps);
     let mut min_ratio = vec![f64::INFINITY; world.bodies.len()];
     // The inversion check's own time, taken out of the CPU time (it runs on one thread).
     let mut check_ms = 0.0;
@@ -406,6 +410,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             ]) {
                 v.push(x);
             }
+        }
+        if let Some(step) = world.ipc() {
+            ipc.push(step.last);
         }
         let s = world.last_stats();
         forces.push(s.iter().map(|s| s.forces_s).sum::<f64>() * 1e3);
@@ -542,6 +549,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             pairs_tested_median: median(&contact[6]),
             contacts_median: median(&contact[7]),
         }),
+        ipc: ipc.report(),
         surface: skins.bench(median(&wall)),
         cpu_ms_per_step_mean,
         amg,

@@ -5,6 +5,7 @@
 mod adaptive_pictures;
 mod bench;
 mod bench_adaptive;
+mod bench_ipc;
 mod interrupt;
 mod mesh;
 mod modes;

@@ -6,10 +6,14 @@
 //! cargo run --release -p supple-io --example ipc_steps -- scenes/bunny_drop.toml 100 [KEY=VALUE ...]
 //! ```
 //! Keys: `kappa` (fixed barrier stiffness), `eps_v` (friction's ε_v, m/s), `friction` (every
-//! obstacle's μ).
+//! obstacle's μ), `cg_tol` (the linear solves' tolerance), `vtol` (Newton's velocity
+//! tolerance), `hessian` (`projected` | `gauss_newton`), `precond` (`block_jacobi` |
+//! `block_ssor` | `eisenstat_ssor` | `multicolor_ssor` | `amg`).
 
 use std::time::Instant;
+use supple::contact::ipc::BarrierHessian;
 use supple::contact::Response;
+use supple::linalg::Preconditioner;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -21,6 +25,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let contact = scene.contact.as_mut().ok_or("the scene has no contact")?;
     for kv in &args[3..] {
         let (key, value) = kv.split_once('=').ok_or("KEY=VALUE")?;
+        if let ("hessian" | "precond", Response::Auto(ipc) | Response::Ipc(ipc)) =
+            (key, &mut contact.response)
+        {
+            match (key, value) {
+                ("hessian", "projected") => ipc.hessian = BarrierHessian::Projected,
+                ("hessian", "gauss_newton") => ipc.hessian = BarrierHessian::GaussNewton,
+                ("precond", name) => {
+                    ipc.solver.preconditioner = match name {
+                        "block_jacobi" => Preconditioner::BlockJacobi,
+                        "block_ssor" => Preconditioner::BlockSsor,
+                        "eisenstat_ssor" => Preconditioner::EisenstatSsor,
+                        "multicolor_ssor" => Preconditioner::MulticolorSsor,
+                        "amg" => Preconditioner::Amg,
+                        _ => return Err(format!("precond={name}: not a preconditioner").into()),
+                    }
+                }
+                _ => return Err(format!("{key}={value}: not a choice").into()),
+            }
+            continue;
+        }
         let value: f64 = value.parse()?;
         match (key, &mut contact.response) {
             ("friction", _) => contact
@@ -29,6 +53,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .for_each(|o| o.friction = value),
             ("kappa", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.kappa = Some(value),
             ("eps_v", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.eps_v = Some(value),
+            ("cg_tol", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.solver.tolerance = value,
+            ("vtol", Response::Auto(ipc) | Response::Ipc(ipc)) => ipc.velocity_tolerance = value,
             _ => return Err(format!("{key}: not a key here (or the response is not IPC)").into()),
         }
     }
@@ -36,7 +62,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if world.ipc().is_none() {
         return Err("the scene's world does not take the IPC step".into());
     }
-    let (mut newton, mut halvings, mut cuts) = (0, 0, 0);
+    let (mut newton, mut halvings, mut cuts, mut cg) = (0, 0, 0, 0);
+    let mut times = [0.0; 5];
     let started = Instant::now();
     for _ in 0..steps {
         world.step()?;
@@ -44,10 +71,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         newton += last.newton_iterations;
         halvings += last.backtracks;
         cuts += last.ccd_cuts;
+        cg += last.cg_iterations;
+        for (t, x) in times.iter_mut().zip([
+            last.times.residual_s,
+            last.times.jacobian_s,
+            last.times.solve_s,
+            last.times.pairs_s,
+            last.times.ccd_s,
+        ]) {
+            *t += x;
+        }
     }
     println!(
-        "{steps} steps: {newton} Newton iterations, {halvings} line-search halvings, {cuts} CCD cuts, {:.2} s",
+        "{steps} steps: {newton} Newton iterations, {cg} CG iterations, {halvings} line-search halvings, {cuts} CCD cuts, {:.2} s",
         started.elapsed().as_secs_f64()
+    );
+    let ms = |t: f64| 1e3 * t / steps.max(1) as f64;
+    println!(
+        "ms per step: residual {:.2}, jacobian {:.2}, solve {:.2}, pairs {:.2}, ccd {:.2}",
+        ms(times[0]),
+        ms(times[1]),
+        ms(times[2]),
+        ms(times[3]),
+        ms(times[4])
     );
     Ok(())
 }

@@ -28,12 +28,13 @@ pub mod potential;
 pub mod psd;
 pub mod step;
 
-pub use step::{IpcFailure, IpcStats, IpcStep};
+pub use potential::BarrierHessian;
+pub use step::{IpcFailure, IpcStats, IpcStep, IpcTimes};
 
 use crate::linalg::{PcgSettings, Preconditioner};
 
 /// Settings of the IPC contact step (scene `[contact]` keys `dhat`, `kappa`, `eps_v`,
-/// `ipc_tolerance`, `ipc_velocity_tolerance`, `ipc_max_iterations`).
+/// `ipc_tolerance`, `ipc_velocity_tolerance`, `ipc_max_iterations`, `ipc_hessian`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct IpcSettings {
     /// Barrier activation distance `d̂` (m); `None`: 10⁻³ × the island's rest bounding-box
@@ -61,6 +62,9 @@ pub struct IpcSettings {
     /// step took 28 s, against 347 ms per step at 10⁻⁶; EXPERIMENTS.md), so the default
     /// stays 10⁻⁶.
     pub solver: PcgSettings,
+    /// How each contact pair's barrier Hessian is made positive semidefinite for Newton's
+    /// matrix ([`BarrierHessian`]; the residual and the line search are exact either way).
+    pub hessian: BarrierHessian,
 }
 
 impl Default for IpcSettings {
@@ -78,6 +82,7 @@ impl Default for IpcSettings {
                 max_iterations: 2000,
                 preconditioner: Preconditioner::BlockSsor,
             },
+            hessian: BarrierHessian::Projected,
         }
     }
 }

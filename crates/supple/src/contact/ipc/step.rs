@@ -37,6 +37,7 @@ use super::pattern::CoupledPattern;
 use super::potential::{add_stencils, ContactSet, Obstacles, Pairing};
 use super::IpcSettings;
 use crate::body::Body;
+use crate::clock::Instant;
 use crate::contact::broad::BroadPhaseKind;
 use crate::fem::feasible::max_feasible_step;
 use crate::linalg::{par, BlockCsr, BlockPattern, Pcg};
@@ -74,6 +75,20 @@ pub struct IpcStats {
     /// With [`IpcStep::check_iterates`]: accepted iterates in which a vertex of one body
     /// lay inside another body.
     pub intersecting_iterates: usize,
+    /// Wall time (s) of the step's phases: residuals (forces, barrier and friction
+    /// gradients), Jacobians (bodies' matrices and contact Hessians), linear solves, contact
+    /// set updates (broad phase and distances) and CCD with the inversion cap.
+    pub times: IpcTimes,
+}
+
+/// Wall time (s) of the phases of one coupled step (see [`IpcStats::times`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IpcTimes {
+    pub residual_s: f64,
+    pub jacobian_s: f64,
+    pub solve_s: f64,
+    pub pairs_s: f64,
+    pub ccd_s: f64,
 }
 
 /// Why a coupled step could not be taken.
@@ -128,6 +143,8 @@ pub struct IpcStep {
     /// [`IpcStats::intersecting_iterates`]).
     pub check_iterates: bool,
     surfaces: Vec<crate::contact::ContactSurface>,
+    /// The running step's phase times.
+    times: IpcTimes,
 }
 
 impl IpcStep {
@@ -142,7 +159,8 @@ impl IpcStep {
         let length = CollisionMesh::bbox_diagonal(&mesh.rest).max(f64::MIN_POSITIVE);
         let dhat = settings.dhat.unwrap_or(1e-3 * length);
         let eps_v = settings.eps_v.unwrap_or(1e-3 * length);
-        let set = ContactSet::new(&mesh, dhat, pairing, broad);
+        let mut set = ContactSet::new(&mesh, dhat, pairing, broad);
+        set.hessian = settings.hessian;
         let patterns: Vec<&BlockPattern> = bodies.iter().map(|b| &*b.elems.pattern).collect();
         let pattern = CoupledPattern::new(&patterns, &mesh.offsets);
         let n = mesh.n_vertices();
@@ -187,6 +205,7 @@ impl IpcStep {
                 .iter()
                 .map(|b| crate::contact::ContactSurface::new(&b.mesh.positions, &b.mesh.tets))
                 .collect(),
+            times: IpcTimes::default(),
             settings,
             mesh,
             set,
@@ -227,6 +246,7 @@ impl IpcStep {
         offsets: &[usize],
     ) -> Result<IpcStats, IpcFailure> {
         let range = |b: usize| offsets[b]..offsets[b + 1];
+        self.times = IpcTimes::default();
         for (b, body) in bodies.iter().enumerate() {
             let r = range(b);
             self.x0[r.clone()].copy_from_slice(&body.x);
@@ -244,8 +264,7 @@ impl IpcStep {
         self.x_t.copy_from_slice(&self.x0);
         let carried = self.carry_with_obstacles(obstacles);
         // The start state must be feasible; friction is lagged from it.
-        self.set
-            .update(&self.mesh, &self.x_t, obstacles)
+        self.update_set(false, obstacles)
             .map_err(|p| IpcFailure::Infeasible(self.describe(&p)))?;
         self.start_pairs.clone_from(&self.set.pairs);
         let mut min_d2 = self.set.min_distance.powi(2);
@@ -274,8 +293,7 @@ impl IpcStep {
             };
         }
         self.positions(h);
-        self.set
-            .update(&self.mesh, &self.x, obstacles)
+        self.update_set(true, obstacles)
             .map_err(|_| IpcFailure::NonFinite("first guess"))?;
         if self.settings.kappa.is_none() {
             self.init_kappa(bodies, inputs, h, gravity, obstacles);
@@ -312,9 +330,11 @@ impl IpcStep {
             let mut cg = self.settings.solver;
             cg.tolerance = cg.tolerance.min(0.5 * target / norm).max(1e-12);
             self.delta.fill(Vector3::zeros());
+            let t_solve = Instant::now();
             let s = self
                 .pcg
                 .solve(&self.a, &self.g, &self.fixed, &mut self.delta, &cg);
+            self.times.solve_s += t_solve.elapsed().as_secs_f64();
             out.cg_iterations += s.iterations;
             out.cg_converged &= s.converged;
             out.newton_iterations += 1;
@@ -345,7 +365,7 @@ impl IpcStep {
                 std::mem::swap(&mut self.x, &mut self.x_t);
                 std::mem::swap(&mut self.g, &mut self.g_t);
                 self.positions(h);
-                let feasible = self.set.update(&self.mesh, &self.x, obstacles).is_ok();
+                let feasible = self.update_set(true, obstacles).is_ok();
                 let trial = if feasible {
                     self.eval(bodies, inputs, h, gravity, obstacles, eps, true)
                 } else {
@@ -378,8 +398,7 @@ impl IpcStep {
             }
             if !accepted {
                 // Restore the contact set of the kept iterate.
-                self.set
-                    .update(&self.mesh, &self.x, obstacles)
+                self.update_set(true, obstacles)
                     .map_err(|_| IpcFailure::NonFinite("kept iterate"))?;
                 break;
             }
@@ -408,6 +427,7 @@ impl IpcStep {
         out.pairs = self.set.pairs.len();
         out.min_distance = self.set.min_distance;
         out.kappa = self.kappa;
+        out.times = self.times;
         for (b, body) in bodies.iter_mut().enumerate() {
             body.x.copy_from_slice(&self.x[range(b)]);
             body.v.copy_from_slice(&self.u[range(b)]);
@@ -419,6 +439,13 @@ impl IpcStep {
             s.solver_converged = out.cg_converged;
             s.substeps += 1;
         }
+        // The coupled phases are the island's, not one body's: they are counted once, on
+        // its first body.
+        if let Some(s) = stats.first_mut() {
+            s.forces_s += out.times.residual_s;
+            s.assembly_s += out.times.jacobian_s;
+            s.solve_s += out.times.solve_s;
+        }
         self.last = out;
         Ok(out)
     }
@@ -429,6 +456,20 @@ impl IpcStep {
     /// potential (an energy-based model; no β damping, viscosity, springs, anchors or loads);
     /// `None` otherwise. Uses `dx` and `mv` as scratch.
     fn merit(
+        &mut self,
+        bodies: &[Body],
+        inputs: &[BodyInputs],
+        h: f64,
+        gravity: &Vector3<f64>,
+        eps: f64,
+    ) -> Option<f64> {
+        let started = Instant::now();
+        let phi = self.merit_inner(bodies, inputs, h, gravity, eps);
+        self.times.residual_s += started.elapsed().as_secs_f64();
+        phi
+    }
+
+    fn merit_inner(
         &mut self,
         bodies: &[Body],
         inputs: &[BodyInputs],
@@ -505,6 +546,7 @@ impl IpcStep {
     /// The largest fraction of `self.dx` from `x⁰` (`from_start`) or `x` that CCD and the
     /// inversion cap allow (1 when nothing limits it).
     fn max_fraction(&mut self, bodies: &[Body], from_start: bool, obstacles: &Obstacles) -> f64 {
+        let started = Instant::now();
         let x = if from_start { &self.x0 } else { &self.x };
         let mut t = self.set.max_step(&self.mesh, x, &self.dx, obstacles);
         for (b, body) in bodies.iter().enumerate() {
@@ -522,7 +564,21 @@ impl IpcStep {
                 }
             }
         }
+        self.times.ccd_s += started.elapsed().as_secs_f64();
         t
+    }
+
+    /// The contact set's pairs at `self.x` (`at_x`) or `self.x_t` (timed).
+    fn update_set(
+        &mut self,
+        at_x: bool,
+        obstacles: &Obstacles,
+    ) -> Result<(), super::potential::Pair> {
+        let started = Instant::now();
+        let x = if at_x { &self.x } else { &self.x_t };
+        let r = self.set.update(&self.mesh, x, obstacles);
+        self.times.pairs_s += started.elapsed().as_secs_f64();
+        r
     }
 
     /// IPC §4.3's κ at the first guess: the value that best balances the energy's gradient
@@ -570,6 +626,7 @@ impl IpcStep {
         eps: f64,
         contact: bool,
     ) -> f64 {
+        let started = Instant::now();
         for (b, body) in bodies.iter_mut().enumerate() {
             let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
             let (x, u) = (&self.x[r.clone()], &self.u[r.clone()]);
@@ -599,12 +656,15 @@ impl IpcStep {
                 .project(&mut self.g[self.mesh.offsets[b]..self.mesh.offsets[b + 1]]);
         }
         let g = &self.g;
-        par::sum(g.len(), &mut self.partials, |i| g[i].norm_squared()).sqrt()
+        let norm = par::sum(g.len(), &mut self.partials, |i| g[i].norm_squared()).sqrt();
+        self.times.residual_s += started.elapsed().as_secs_f64();
+        norm
     }
 
     /// The coupled Jacobian at `self.x`: each body's `M + h D + h² K`, and `h² κ ∇²B₊ +
     /// h² ∇²D` of the contact pairs (the pattern grown first if a pair needs new blocks).
     fn assemble(&mut self, bodies: &[Body], inputs: &[BodyInputs], h: f64, obstacles: &Obstacles) {
+        let started = Instant::now();
         self.set.compute_stencils(&self.x, obstacles, true);
         let needed = self
             .set
@@ -638,6 +698,7 @@ impl IpcStep {
         }
         add_stencils(&self.set.stencils, self.kappa, &mut self.a);
         add_stencils(&self.friction.stencils, h * h, &mut self.a);
+        self.times.jacobian_s += started.elapsed().as_secs_f64();
     }
 
     /// The active pairs at the end of the last step.
