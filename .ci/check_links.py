@@ -17,16 +17,21 @@ INCLUDE = re.compile(r"\{\{#include\s+([^}\s]+)\s*\}\}")
 FENCE = re.compile(r"^\s*```")
 
 
-def prose(text):
-    """The text outside fenced code blocks and inline code (links there are not links)."""
+def unfenced(text):
+    """The lines outside fenced code blocks."""
     out, in_fence = [], False
     for line in text.splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
             continue
         if not in_fence:
-            out.append(re.sub(r"`[^`]*`", "", line))
-    return "\n".join(out)
+            out.append(line)
+    return out
+
+
+def prose(text):
+    """The text outside fenced code blocks and inline code (links there are not links)."""
+    return "\n".join(re.sub(r"`[^`]*`", "", line) for line in unfenced(text))
 
 
 def slug(heading):
@@ -38,7 +43,9 @@ def slug(heading):
 
 def anchors(page):
     ids = set()
-    for line in prose(page.read_text(encoding="utf-8")).splitlines():
+    # Headings keep their inline code: mdBook's id includes it (`auto` in "The multigrid, and
+    # `auto`" gives "the-multigrid-and-auto").
+    for line in unfenced(page.read_text(encoding="utf-8")):
         m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if m:
             base = slug(m.group(1))
