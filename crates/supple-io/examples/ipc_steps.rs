@@ -86,6 +86,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{steps} steps: {newton} Newton iterations, {cg} CG iterations, {halvings} line-search halvings, {cuts} CCD cuts, {:.2} s",
         started.elapsed().as_secs_f64()
     );
+    let mut kinds = std::collections::BTreeMap::new();
+    for p in &world.ipc().expect("checked above").contact_set().pairs {
+        *kinds.entry(format!("{:?}", p.kind)).or_insert(0usize) += 1;
+    }
+    println!("pairs at the end: {kinds:?}");
     let ms = |t: f64| 1e3 * t / steps.max(1) as f64;
     println!(
         "ms per step: residual {:.2}, jacobian {:.2}, solve {:.2}, pairs {:.2}, ccd {:.2}",

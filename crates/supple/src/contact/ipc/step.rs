@@ -321,6 +321,8 @@ impl IpcStep {
         let target = self.settings.tolerance * scale;
         // Compared with h ‖δ‖∞, the largest position change of the direction.
         let tol_x = self.settings.velocity_tolerance * self.length * h;
+        // Φ of the accepted iterate, when the line search computed it (`None`: not known).
+        let mut phi_current: Option<Option<f64>> = None;
         for _ in 0..self.settings.max_iterations {
             if norm <= target {
                 out.converged = true;
@@ -354,7 +356,11 @@ impl IpcStep {
                 out.ccd_cuts += 1;
             }
             let slope0 = -dot(&self.g, &self.delta);
-            let phi0 = self.merit(bodies, inputs, h, gravity, eps);
+            // Φ at the current iterate: the last accepted trial's, unless κ changed since.
+            let phi0 = match phi_current.take() {
+                Some(phi) => phi,
+                None => self.merit(bodies, inputs, h, gravity, eps),
+            };
             let mut alpha = cap;
             let mut accepted = false;
             for _ in 0..MAX_CUTS {
@@ -374,9 +380,11 @@ impl IpcStep {
                 let ok = trial.is_finite()
                     && match phi0 {
                         // Armijo on Φ itself (IPC's backtracking on the incremental potential).
-                        Some(phi0) => self
-                            .merit(bodies, inputs, h, gravity, eps)
-                            .is_some_and(|phi| phi <= phi0 + ARMIJO_C * alpha * slope0.min(0.0)),
+                        Some(phi0) => {
+                            let phi = self.merit(bodies, inputs, h, gravity, eps);
+                            phi_current = Some(phi);
+                            phi.is_some_and(|phi| phi <= phi0 + ARMIJO_C * alpha * slope0.min(0.0))
+                        }
                         // Without a potential: the trapezoid on the two slopes,
                         // Φ(α) − Φ(0) ≈ ½ α (φ'(0) + φ'(α)) ≤ c α φ'(0).
                         None => {
@@ -384,6 +392,9 @@ impl IpcStep {
                             slope0 >= 0.0 || slope <= (1.0 - 2.0 * ARMIJO_C) * slope0.abs()
                         }
                     };
+                if !ok {
+                    phi_current = None;
+                }
                 if ok {
                     norm = trial;
                     accepted = true;
@@ -407,6 +418,7 @@ impl IpcStep {
             }
             if self.settings.kappa.is_none() {
                 let d2 = self.set.min_distance.powi(2);
+                let kappa = self.kappa;
                 self.kappa = update_barrier_stiffness(
                     min_d2,
                     d2,
@@ -417,6 +429,9 @@ impl IpcStep {
                     1e-9f64.sqrt(),
                 );
                 min_d2 = d2;
+                if self.kappa != kappa {
+                    phi_current = None;
+                }
             }
             if step_inf <= tol_x {
                 out.converged = true;
