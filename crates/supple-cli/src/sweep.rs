@@ -29,7 +29,10 @@ const INSTALL: &str = "install it with `pip install supple distributed pandas py
 pub fn sweep(args: SweepArgs, threads: Option<usize>) -> Result<i32> {
     let python = std::env::var("SUPPLE_PYTHON").unwrap_or_else(|_| "python3".into());
     let check = Command::new(&python)
-        .args(["-c", "import sys, supple; sys.stdout.write(supple.__version__)"])
+        .args([
+            "-c",
+            "import sys, supple; sys.stdout.write(supple.__version__)",
+        ])
         .output();
     let check = match check {
         Ok(c) => c,

@@ -16,7 +16,10 @@ use supple_run::{RunOptions, RunOutcome, Silent};
 /// `KEY=VALUE` strings as `--set` parses them (a bare word is a string).
 fn overrides(set: &[String]) -> PyResult<Vec<Override>> {
     set.iter()
-        .map(|s| s.parse().map_err(|e| PyValueError::new_err(format!("--set {e}"))))
+        .map(|s| {
+            s.parse()
+                .map_err(|e| PyValueError::new_err(format!("--set {e}")))
+        })
         .collect()
 }
 
@@ -96,6 +99,9 @@ pub fn run_scene<'py>(
     let d = pyo3::types::PyDict::new(py);
     d.set_item("outcome", outcome)?;
     d.set_item("reason", reason)?;
-    d.set_item("summary", py.import("json")?.call_method1("loads", (json,))?)?;
+    d.set_item(
+        "summary",
+        py.import("json")?.call_method1("loads", (json,))?,
+    )?;
     Ok(d.into_any())
 }

@@ -124,10 +124,16 @@ def test_a_killed_worker_and_a_restart_then_a_rerun_runs_only_what_is_missing(cl
     out = tmp_path / "killed"
     t, box = _in_background(lambda: supple.sweep(scene, grid, out=out, client=client))
     _wait_for_first(out)
-    pid = next(iter(client.run(os.getpid).values()))
-    os.kill(pid, signal.SIGKILL)
+    pids = set(client.run(os.getpid).values())
+    killed = pids.pop()
+    os.kill(killed, signal.SIGKILL)
+    done_at_kill = len(list(out.glob("*/variant.json")))
     t.join()
-    assert (box["result"]["status"] == "finished").all()
+    table = box["result"]
+    assert done_at_kill < 6 and (table["status"] == "finished").all()
+    # The survivor and the worker the nanny started in the killed one's place ran the rest.
+    ran_on = {int(w.rsplit(":", 1)[1]) for w in table["worker"]}
+    assert ran_on - {killed} and ran_on <= pids | {killed} | set(client.run(os.getpid).values())
     client.wait_for_workers(2, timeout=60)
     # 2. The cluster restarted mid-sweep: what was running or waiting has no result.
     out = tmp_path / "restarted"

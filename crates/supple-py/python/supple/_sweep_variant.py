@@ -147,7 +147,7 @@ def run_variant(spec, out, keep=DEFAULT_KEEP, threads=1, force=False):
         "reason": result["reason"],
         "started": started,
         "wall_s": wall,
-        "worker": socket.gethostname(),
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
     }
     _write_json(folder / "variant.json", record)
     return row(spec, record, summary)
