@@ -48,6 +48,11 @@ def test_supple_sweep_refuses_a_bad_key_before_anything_runs(tmp_path):
     assert r.returncode == 64
     assert "variant 0 (body[0].material.yungs=1)" in r.stderr and "unknown field `yungs`" in r.stderr
     assert not (tmp_path / "never").exists()
+    # A command line argparse refuses: the same usage status, not 2 (a diverged run's).
+    r = sweep_cli(scene, "--grid", "dt=0.01")
+    assert r.returncode == 64 and "--out" in r.stderr
+    r = sweep_cli(scene, "--grid", "dt", "--out", tmp_path / "never")
+    assert r.returncode == 64 and "expected KEY=VALUE" in r.stderr
 
 
 def test_supple_sweep_says_how_to_install_the_module_when_it_is_missing(tmp_path):

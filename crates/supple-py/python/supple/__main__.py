@@ -46,8 +46,17 @@ def _key_values(text, flag, many):
     return key.strip(), vals
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the program's usage status (64, EX_USAGE) instead of 2, which is the
+    status of a diverged run."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def _parser():
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="supple sweep",
         description="Run a scene over a grid of its keys on a Dask cluster (supple.sweep): "
         "one folder per variant under --out, a table in DIR/results.parquet and .csv; a rerun "
