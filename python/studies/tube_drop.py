@@ -20,6 +20,7 @@ reports.
 import argparse
 import math
 import pathlib
+import re
 import sys
 import time
 
@@ -59,7 +60,10 @@ def judge(row, metrics, released, body):
     # verdict (too many unconverged solves) took every step, which tube_drop.rs ignores.
     stepped = row.get("diverged_step")
     if row["diverged"] and not (stepped == stepped and stepped in set(metrics["step"])):
-        return False, gain, f"diverged: {row['diverged_reason']}"
+        # tube_drop.rs's words: the time is the one `supple run`'s message gives.
+        t = re.search(r"\(t = ([^ ]+) s\)", row["reason"] or "")
+        at = f" at t = {float(t.group(1)):.3f} s" if t else ""
+        return False, gain, f"diverged{at}: {row['diverged_reason']}"
     return True, gain, ""
 
 

@@ -95,6 +95,24 @@ def test_a_diverging_variant_is_a_row_with_its_reason(client, tmp_path):
     assert again["reused"].all() and list(again["status"]) == ["finished", "diverged"]
 
 
+def test_keep_trajectory_holds_every_output_frame(client, tmp_path):
+    scene = write_bar(tmp_path)
+    keep = ("metrics", "trajectory", "frames")
+    table = supple.sweep(scene, {"dt": [0.02]}, out=tmp_path / "s", client=client, keep=keep)
+    study = supple.load_sweep(tmp_path / "s")
+    folder = study.folder(0)
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "frames", "metrics.csv", "scene.pvd", "scene.resolved.toml", "summary.json",
+        "trajectory.npz", "variant.json"]
+    traj = study.trajectory(0)
+    frames = sorted((folder / "frames").glob("frame_*.vtu"))
+    assert traj["bar"].shape == (len(frames), 5 * 2 * 2, 3)  # 4 × 1 × 1 cells: 20 vertices
+    for k, f in enumerate(frames):
+        assert np.array_equal(traj["bar"][k], supple.read_vtu(f)["points"])
+    assert np.array_equal(traj["frame.time"], study.metrics()["time"].to_numpy())
+    assert table["steps"][0] == 5 and len(frames) == 4  # t = 0, steps 2, 4 and the last
+
+
 def _slow_bar(tmp_path):
     # Longer runs (the 450-tet bar, 60 steps each) so that a worker dies in the middle.
     return write_bar(tmp_path, **{"[4, 1, 1]": "[10, 3, 3]", "duration = 0.1": "duration = 0.6"})
