@@ -258,10 +258,17 @@ def _run(distributed, client, workers, todo, out, keep, threads, retries, force,
                 rows[s["index"]] = r
                 if progress:
                     progress(r)
-    except KeyboardInterrupt:
-        c.cancel(list(futures))
-        raise
     finally:
+        # Release the tasks (the rows are here; on Ctrl-C, stop what is still queued) so
+        # that the cluster neither keeps their results nor recomputes them as it closes.
+        pending = list(futures)
+        futures.clear()
+        f = None
+        try:
+            c.cancel(pending)
+        except Exception:  # the cluster is already gone: nothing to release
+            pass
+        del pending
         if own is not None:
             own.close()
             if own is not c:
