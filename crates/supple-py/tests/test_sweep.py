@@ -114,8 +114,9 @@ def test_keep_trajectory_holds_every_output_frame(client, tmp_path):
 
 
 def _slow_bar(tmp_path):
-    # Longer runs (the 450-tet bar, 60 steps each) so that a worker dies in the middle.
-    return write_bar(tmp_path, **{"[4, 1, 1]": "[10, 3, 3]", "duration = 0.1": "duration = 0.6"})
+    # Longer runs (the 450-tet bar, 120 to 240 steps: 0.2 to 0.4 s each here) so that the
+    # sweep is still running when a worker dies after the first variant finished.
+    return write_bar(tmp_path, **{"[4, 1, 1]": "[10, 3, 3]", "duration = 0.1": "duration = 2.4"})
 
 
 def _in_background(fn):
