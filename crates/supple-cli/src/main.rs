@@ -1,5 +1,6 @@
 //! `supple`: run scenes, benchmark them, re-render their pictures, mesh surfaces, list vibration
-//! modes, view scenes and meshes in the browser and print the scene format's schema. The paper experiments and the orderings study are
+//! modes, view scenes and meshes in the browser, print the scene format's schema and sweep a scene's
+//! keys (through the Python module). The paper experiments and the orderings study are
 //! the separate `supple-lab` program (crates/supple-lab).
 
 mod adaptive_pictures;
@@ -12,6 +13,7 @@ mod modes;
 mod render;
 mod run;
 mod run_adaptive;
+mod sweep;
 mod view;
 mod view_http;
 
@@ -52,6 +54,10 @@ enum Command {
     /// Print the scene format's JSON Schema (every key: type, default, allowed values, what
     /// it does), for editors that check TOML against a schema (taplo).
     Schema,
+    /// Run a scene over a grid of its keys on a Dask cluster, one folder per variant and a
+    /// table (parquet, CSV); a rerun skips the variants already done. Runs the Python
+    /// module's sweep (`python3 -m supple sweep`; `supple sweep --help` for its options).
+    Sweep(sweep::SweepArgs),
 }
 
 /// Exit status of a command line that cannot be understood (unknown option, missing
@@ -108,6 +114,7 @@ fn main() {
         Command::Mesh(args) => mesh::mesh(args).map(|()| 0),
         Command::Modes(args) => modes::modes(args),
         Command::View(args) => view::view(args),
+        Command::Sweep(args) => sweep::sweep(args, cli.threads),
         Command::Schema => {
             println!("{}", supple_io::scene::scene_schema_json());
             Ok(0)

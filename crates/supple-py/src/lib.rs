@@ -28,6 +28,7 @@ mod ipc;
 mod mesh;
 mod run;
 mod state;
+mod sweep;
 mod table;
 mod world;
 
@@ -55,6 +56,9 @@ fn supple_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyState>()?;
     m.add_function(wrap_pyfunction!(load_scene, m)?)?;
     m.add_function(wrap_pyfunction!(frames::read_vtu, m)?)?;
+    // `supple.sweep` (python/supple/_sweep.py) resolves and runs scene files through these.
+    m.add_function(wrap_pyfunction!(sweep::resolve_scene, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::run_scene, m)?)?;
     // `supple.ipc` (python/supple/ipc.py re-exports it): the IPC contact geometry.
     m.add_submodule(&ipc::module(m.py())?)?;
     m.add("Diverged", m.py().get_type::<Diverged>())?;

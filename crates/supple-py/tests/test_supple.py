@@ -306,15 +306,16 @@ def test_stubs_cover_the_module():
     stub = pathlib.Path(supple.__file__).with_name("__init__.pyi")
     tree = ast.parse(stub.read_text())
     classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
-    for name in ["TetMesh", "Body", "World", "State", "Diverged", "Invalid"]:
+    for name in ["TetMesh", "Body", "World", "State", "Diverged", "Invalid", "Sweep"]:
         assert name in classes, name
-    for name in ["TetMesh", "Body", "World", "State"]:
+    for name in ["TetMesh", "Body", "World", "State", "Sweep"]:
         stubbed = {f.name for f in classes[name].body
                    if isinstance(f, ast.FunctionDef) and not f.name.startswith("_")}
         public = {m for m in dir(getattr(supple, name)) if not m.startswith("_")}
         assert public == stubbed, (name, public ^ stubbed)
     functions = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
-    assert functions == {"load_scene", "read_vtu"}, functions
+    assert functions == {"load_scene", "read_vtu", "resolve_scene", "run_scene", "sweep",
+                         "load_sweep"}, functions
     assert (pathlib.Path(supple.__file__).with_name("py.typed")).exists()
 
 

@@ -24,10 +24,16 @@ file; ``World.run(out=...)`` writes what ``supple run`` writes, and
 state pickles) and ``reset()`` starts it over. ``supple.ipc`` has the
 geometry of the IPC contact step (distances, barrier, mollifier, CCD) as plain functions.
 ``supple.view(path)`` serves the browser page of ``supple view`` for a scene or mesh file.
+``supple.sweep(scene, {key: [values]}, out=...)`` runs a scene over a grid of its keys on
+a Dask cluster (resumable, one folder per variant, a pandas table; needs
+``dask.distributed``, ``pandas`` and ``pyarrow``), ``load_sweep(out)`` reads one back, and
+``run_scene`` / ``resolve_scene`` run and validate a scene file with ``--set`` overrides.
 """
 
 from . import ipc
 from .view import Viewer, view
+from ._sweep import sweep
+from ._sweep_load import Sweep, load_sweep
 from ._supple import (
     Body,
     Diverged,
@@ -38,6 +44,8 @@ from ._supple import (
     __version__,
     load_scene,
     read_vtu,
+    resolve_scene,
+    run_scene,
 )
 
 __all__ = [
@@ -49,6 +57,11 @@ __all__ = [
     "World",
     "load_scene",
     "read_vtu",
+    "resolve_scene",
+    "run_scene",
+    "sweep",
+    "Sweep",
+    "load_sweep",
     "view",
     "Viewer",
     "__version__",

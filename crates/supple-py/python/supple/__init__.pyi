@@ -201,3 +201,39 @@ class State:
 
 def load_scene(path: _Path, threads: Optional[int] = None) -> World: ...
 def read_vtu(path: _Path) -> Dict[str, Any]: ...
+def resolve_scene(path: _Path, set: Sequence[str] = ..., force: bool = False) -> str: ...
+def run_scene(
+    path: _Path,
+    out: _Path,
+    set: Sequence[str] = ...,
+    threads: Optional[int] = None,
+    force: bool = False,
+) -> Dict[str, Any]: ...
+def sweep(
+    scene: _Path,
+    params: Union[Dict[str, Sequence[Any]], Sequence[Dict[str, Any]], None] = None,
+    mode: Union[str, Sequence[Dict[str, Any]]] = "grid",
+    out: _Path = "study",
+    client: Any = None,
+    keep: Sequence[str] = ("summary", "metrics", "final_positions"),
+    set: Optional[Dict[str, Any]] = None,
+    workers: Optional[int] = None,
+    threads: int = 1,
+    retries: int = 2,
+    force: bool = False,
+    progress: Any = None,
+) -> Any: ...
+
+class Sweep:
+    """A sweep folder read back (`load_sweep`)."""
+
+    path: Any
+    table: Any
+    def folder(self, variant: Union[str, int]) -> Any: ...
+    def record(self, variant: Union[str, int]) -> Optional[Dict[str, Any]]: ...
+    def summary(self, variant: Union[str, int]) -> Dict[str, Any]: ...
+    def metrics(self, variants: Optional[Sequence[Union[str, int]]] = None) -> Any: ...
+    def final_positions(self, variant: Union[str, int]) -> Dict[str, npt.NDArray[np.float64]]: ...
+    def trajectory(self, variant: Union[str, int]) -> Dict[str, npt.NDArray[np.float64]]: ...
+
+def load_sweep(out: _Path) -> Sweep: ...
