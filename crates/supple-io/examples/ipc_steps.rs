@@ -1,5 +1,6 @@
 //! What the coupled IPC step does step by step on a scene: Newton iterations, line-search
-//! halvings and wall time, summed over the first N steps (EXPERIMENTS.md, *The default
+//! halvings, the step control's retries, the phases' times and wall time, summed over the
+//! first N steps (the Newton and phase figures are of each step's last attempt) (EXPERIMENTS.md, *The default
 //! response on the bundled scenes*).
 //!
 //! ```sh
@@ -85,6 +86,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{steps} steps: {newton} Newton iterations, {cg} CG iterations, {halvings} line-search halvings, {cuts} CCD cuts, {:.2} s",
         started.elapsed().as_secs_f64()
+    );
+    let totals = world.totals();
+    println!(
+        "step control: {} steps retried in halves ({} retries), {} kept unconverged",
+        totals.retried_steps, totals.retries, totals.unconverged_steps
     );
     let mut kinds = std::collections::BTreeMap::new();
     for p in &world.ipc().expect("checked above").contact_set().pairs {

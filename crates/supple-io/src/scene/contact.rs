@@ -39,10 +39,9 @@ pub(super) struct ContactSection {
     ipc_velocity_tolerance: Option<f64>,
     ipc_max_iterations: Option<u32>,
     /// How Newton's matrix makes each pair's barrier Hessian positive semidefinite:
-    /// "gauss_newton" (default; the curvature along the pair's normal only, rank one, no
-    /// eigendecomposition) or "projected" (the exact Hessian projected by an
-    /// eigendecomposition per pair, IPC §4.1; about 3× the Jacobian's cost on a resting
-    /// stack, the same Newton iterations there).
+    /// "projected" (default; an eigendecomposition per pair, IPC §4.1) or "gauss_newton"
+    /// (the curvature along the pair's normal only, rank one: cheaper per iteration on
+    /// resting contact, but impacts may need more iterations and halved steps).
     ipc_hessian: Option<HessianName>,
 }
 

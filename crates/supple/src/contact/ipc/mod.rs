@@ -65,9 +65,10 @@ pub struct IpcSettings {
     pub solver: PcgSettings,
     /// How each contact pair's barrier Hessian is made positive semidefinite for Newton's
     /// matrix ([`BarrierHessian`]; the residual and the line search are exact either way).
-    /// Default [`BarrierHessian::GaussNewton`]: on the resting 10k-tet stack it takes the
-    /// same Newton iterations as the projection at a third of the Jacobian's cost
-    /// (EXPERIMENTS.md, *IPC*).
+    /// Default [`BarrierHessian::Projected`]. [`BarrierHessian::GaussNewton`] takes the
+    /// same Newton iterations on the resting 10k-tet stack at 13 % less CPU per step, but
+    /// the ±10 m/s tube crash then fails Newton on impact steps and halves them: 3.8× the
+    /// CPU time of the run's first 40 steps (EXPERIMENTS.md, *IPC*).
     pub hessian: BarrierHessian,
 }
 
@@ -86,7 +87,7 @@ impl Default for IpcSettings {
                 max_iterations: 2000,
                 preconditioner: Preconditioner::EisenstatSsor,
             },
-            hessian: BarrierHessian::GaussNewton,
+            hessian: BarrierHessian::Projected,
         }
     }
 }
