@@ -4,7 +4,7 @@ in a box and the thrown self_fold bar, each run with the projection response and
 one thread, release build. Prints a Markdown table.
 
     cargo build --release -p supple-cli
-    python3 scripts/contact_table.py [--quick] [--supple target/release/supple]
+    python3 scripts/contact_table.py [--quick] [--response both|ipc|projection] [--timeout S]
 
 Each row is one `supple run` of a scene written from the bundled ones; the numbers are read
 from its summary.json and metrics.csv: exit status, vertices inside another body (worst
@@ -16,6 +16,7 @@ import argparse
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,22 +125,36 @@ def self_fold(response):
     )
 
 
-def run(supple, name, text, folder):
+def run(supple, name, text, folder, timeout):
     path = os.path.join(folder, name + ".toml")
     with open(path, "w") as f:
         f.write(text)
     out = os.path.join(folder, "out_" + name)
-    p = subprocess.run(
+    p = subprocess.Popen(
         [supple, "--threads", "1", "run", path, "--out", out, "-q"],
-        capture_output=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    row = {"name": name, "exit": p.returncode}
+    stopped = False
+    try:
+        _, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Ctrl-C: the run stops after its current step and writes its files.
+        p.send_signal(signal.SIGINT)
+        stopped = True
+        try:
+            _, stderr = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, stderr = p.communicate()
+    stderr = stderr or ""
+    row = {"name": name, "exit": f"stopped at {timeout:g} s" if stopped else p.returncode}
     try:
         with open(os.path.join(out, "summary.json")) as f:
             s = json.load(f)
     except OSError:
-        row["note"] = (p.stderr.strip().splitlines() or ["no summary"])[-1][:80]
+        row["note"] = (stderr.strip().splitlines() or ["no summary"])[-1][:80]
         return row
     get = lambda k: s.get(k, "–")  # noqa: E731
     row.update(
@@ -172,9 +187,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--supple", default=os.path.join(ROOT, "target", "release", "supple"))
     ap.add_argument("--quick", action="store_true", help="dt 10 ms only, 2 and 4 cubes")
+    ap.add_argument("--response", choices=["both", "ipc", "projection"], default="both")
+    ap.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds per run before it is stopped (Ctrl-C)"
+    )
     args = ap.parse_args()
     cases = []
-    for response in ["projection", "ipc"]:
+    responses = ["projection", "ipc"] if args.response == "both" else [args.response]
+    for response in responses:
         for speed in [2, 10, 30]:
             for dt in [0.01] if args.quick else [0.001, 0.01, 0.02]:
                 cases.append((f"head_on_{speed}ms_dt{int(dt * 1000)}_{response}", head_on(speed, dt, response)))
@@ -187,7 +207,7 @@ def main():
         print("| run | exit | inside (worst, end) | inverted (worst, end) | largest energy rise | ms/step | Newton/step | reason |")
         print("|---|---|---|---|---|---|---|---|")
         for name, text in cases:
-            r = run(args.supple, name, text, folder)
+            r = run(args.supple, name, text, folder, args.timeout)
             print(
                 f"| {name} | {r['exit']} | {fmt(r.get('inside_max', '–'))}, {fmt(r.get('inside_end', '–'))} "
                 f"| {fmt(r.get('inverted_max', '–'))}, {fmt(r.get('inverted_end', '–'))} | {fmt(r.get('rise', '–'))} "
