@@ -16,11 +16,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub use crate::body::{Body, BodyDesc};
+pub use crate::body::{Body, BodyDesc, BuildError};
 pub use crate::contact::{ContactSettings, Obstacle, Shape};
 pub use crate::fem::material::{CorotationalTangent, ModelKind};
 pub use crate::linalg::PcgSettings;
 pub use crate::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 pub use crate::time::{IntegratorKind, LinearSolverKind, WarmStart};
-pub use crate::world::{GrabSettings, World};
+pub use crate::world::{GrabSettings, World, WorldBuilder};
 pub use nalgebra::Vector3;

@@ -13,6 +13,7 @@
 //! [`BodyInputs`] (rapier's pipeline: stages with their own scratch, bodies as data).
 
 use crate::body::Body;
+mod builder;
 mod carried;
 mod control;
 mod exact;
@@ -24,6 +25,8 @@ mod links;
 mod rigid;
 pub mod verdict;
 
+pub use crate::body::BuildError;
+pub use builder::WorldBuilder;
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
 pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
