@@ -90,7 +90,26 @@ pub enum BodyError {
     Constraint(#[from] ConstraintError),
 }
 
-/// A simulated body.
+/// A simulated body: built from a [`BodyDesc`] ([`BodyDesc::build`] or [`Body::new`]), then
+/// stepped by a [`World`](crate::world::World), which owns it (`world.bodies[i]`). Its state
+/// is public (`x` positions, `v` velocities, in the mesh's vertex order) and it answers the
+/// usual questions about it:
+///
+/// ```
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let body = BodyDesc::of(mesh).name("cube").density(500.0)
+///     .velocity(Vector3::new(2.0, 0.0, 0.0)).build()?;
+/// // 0.1 m cube of 500 kg/m³: 0.5 kg, moving at 2 m/s.
+/// assert!((body.mass.total() - 0.5).abs() < 1e-12);
+/// assert!((body.volume() - 1e-3).abs() < 1e-15);
+/// assert!((body.kinetic_energy() - 1.0).abs() < 1e-12);
+/// assert!((body.momentum() - Vector3::new(1.0, 0.0, 0.0)).norm() < 1e-12);
+/// assert_eq!(body.center_of_mass(), Vector3::repeat(0.05));
+/// assert_eq!(body.check_state(), None, "a usable state");
+/// # Ok::<(), BuildError>(())
+/// ```
 #[derive(Debug)]
 pub struct Body {
     pub name: String,

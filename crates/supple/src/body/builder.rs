@@ -93,9 +93,10 @@ impl BodyDesc {
             name: name.clone(),
             source,
         };
-        let lame = Lame::from_youngs_poisson(self.youngs, self.poisson)
-            .map_err(|e| refused(e.into()))?;
-        let mut body = Body::new(self).map_err(refused)?;
+        let lame =
+            Lame::from_youngs_poisson(self.youngs, self.poisson).map_err(|e| refused(e.into()))?;
+        // The linear model costs nothing to build; the law replaces it.
+        let mut body = Body::new(self.linear()).map_err(refused)?;
         body.model = Box::new(Hyperelastic::new(law(lame)));
         Ok(body)
     }

@@ -178,7 +178,10 @@ mod tests {
     #[test]
     fn defaults_are_the_scene_formats() {
         let world = World::builder().body(cube()).build().unwrap();
-        assert_eq!((world.dt, world.gravity), (0.01, Vector3::new(0.0, -9.81, 0.0)));
+        assert_eq!(
+            (world.dt, world.gravity),
+            (0.01, Vector3::new(0.0, -9.81, 0.0))
+        );
         assert_eq!(world.integrator_name(), "backward_euler_linearized");
         assert!(world.contact().is_none());
     }
@@ -226,6 +229,9 @@ mod tests {
             .step_control(control)
             .build()
             .unwrap_err();
-        assert_eq!(err.to_string(), "step_control.max_halvings = 21: must be at most 20");
+        assert_eq!(
+            err.to_string(),
+            "step_control.max_halvings = 21: must be at most 20"
+        );
     }
 }
