@@ -106,7 +106,7 @@ pub enum BodyError {
 /// assert!((body.volume() - 1e-3).abs() < 1e-15);
 /// assert!((body.kinetic_energy() - 1.0).abs() < 1e-12);
 /// assert!((body.momentum() - Vector3::new(1.0, 0.0, 0.0)).norm() < 1e-12);
-/// assert_eq!(body.center_of_mass(), Vector3::repeat(0.05));
+/// assert!((body.center_of_mass() - Vector3::repeat(0.05)).norm() < 1e-15);
 /// assert_eq!(body.check_state(), None, "a usable state");
 /// # Ok::<(), BuildError>(())
 /// ```
