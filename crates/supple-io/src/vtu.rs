@@ -111,7 +111,7 @@ pub enum VtuEncoding {
 /// write_vtu(&path, &frame)?;
 /// let back = supple_io::vtu_read::read_vtu(&path)?;
 /// std::fs::remove_file(&path)?;
-/// assert_eq!((back.positions, back.tets), (body.x.clone(), body.mesh.tets.clone()));
+/// assert_eq!((&back.positions, &back.tets), (&body.x, &body.mesh.tets));
 /// assert_eq!(back.point_vector("velocity"), Some(body.v.as_slice()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
