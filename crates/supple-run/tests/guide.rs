@@ -164,6 +164,7 @@ fn every_snippet_is_tested() {
         .collect();
     files.sort();
     let tested = [
+        "builders.rs",
         "first_world.rs",
         "grab_drag.rs",
         "interrupt.rs",
