@@ -1,5 +1,6 @@
 //! The types most programs need, in one `use supple::prelude::*;`: meshes, bodies and their
-//! builder ([`BodyDesc::of`]), the world, obstacles and grabs, the integrators and their
+//! builder ([`BodyDesc::of`]), the world and its builder ([`World::builder`]), obstacles
+//! and grabs, the integrators and their
 //! solvers, and nalgebra's `Vector3`. The examples in `crates/supple/examples/` start with it.
 //!
 //! ```
