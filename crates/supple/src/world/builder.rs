@@ -219,6 +219,29 @@ mod tests {
     }
 
     #[test]
+    fn a_law_gets_the_checked_lame_parameters() {
+        use crate::fem::material::StVenantKirchhoff;
+        let err = cube()
+            .poisson(0.5)
+            .build_with_law(StVenantKirchhoff::new)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "body `body`: poisson = 0.5: must be below 0.5"
+        );
+        let body = cube()
+            .youngs(3e5)
+            .poisson(0.25)
+            .build_with_law(StVenantKirchhoff::new)
+            .unwrap();
+        // E = 3e5, ν = 0.25: μ = E / 2.5, λ = E ν / (1.25 · 0.5).
+        assert_eq!((body.lame.mu, body.lame.lambda), (1.2e5, 1.2e5));
+        assert_eq!(body.model.name(), "stvk");
+        let world = World::builder().built_body(body).build().unwrap();
+        assert_eq!(world.bodies.len(), 1);
+    }
+
+    #[test]
     fn a_refused_step_control_is_an_error() {
         let control = StepControl {
             max_halvings: 21,
