@@ -30,7 +30,22 @@ pub struct PvdEntry {
 const HEAD: &str = "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n";
 const TAIL: &str = "  </Collection>\n</VTKFile>\n";
 
-/// A `.pvd` file kept valid after every entry.
+/// A `.pvd` file kept valid after every entry: create it before the loop, push each frame's
+/// file after writing it.
+///
+/// ```
+/// use supple_io::pvd::{PvdEntry, PvdWriter};
+/// let path = std::env::temp_dir().join(format!("supple-doc-{}.pvd", std::process::id()));
+/// let mut pvd = PvdWriter::create(&path)?;
+/// for (k, time) in [0.0, 0.1].into_iter().enumerate() {
+///     // ... write frames/bar_{k}.vtu here (supple_io::vtu::write_vtu) ...
+///     pvd.push(&PvdEntry { time, part: 0, name: None, file: format!("frames/bar_{k}.vtu") })?;
+///     // Valid at every point: ParaView (or read_pvd) can open it while the loop goes on.
+///     assert_eq!(supple_io::vtu_read::read_pvd(&path)?.len(), k + 1);
+/// }
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct PvdWriter {
     path: PathBuf,

@@ -92,7 +92,29 @@ pub enum VtuEncoding {
 }
 
 /// Writes `frame` as a zlib-compressed VTK XML UnstructuredGrid file (see
-/// [`write_vtu_with`]).
+/// [`write_vtu_with`]): a body's positions and tets, and any fields of its state.
+/// [`crate::vtu_read::read_vtu`] reads it back, as ParaView does; a loop that writes one
+/// per frame lists them in a [`crate::pvd::PvdWriter`] (`crates/supple-io/examples/
+/// paraview_frames.rs`).
+///
+/// ```
+/// use supple::prelude::*;
+/// use supple_io::vtu::{write_vtu, VtuFrame};
+/// let mesh = box_grid(&BoxGrid { cells: [2, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let mut body = BodyDesc::of(mesh).velocity(Vector3::new(0.0, 1.0, 0.0)).build()?;
+/// let stress = body.von_mises_stress().unwrap_or_default();
+/// let mut frame = VtuFrame::new(&body.x, &body.mesh.tets);
+/// frame.point_vectors.push(("velocity", &body.v));
+/// frame.cell_scalars.push(("von_mises", &stress));
+/// let path = std::env::temp_dir().join(format!("supple-doc-{}.vtu", std::process::id()));
+/// write_vtu(&path, &frame)?;
+/// let back = supple_io::vtu_read::read_vtu(&path)?;
+/// std::fs::remove_file(&path)?;
+/// assert_eq!((&back.positions, &back.tets), (&body.x, &body.mesh.tets));
+/// assert_eq!(back.point_vector("velocity"), Some(body.v.as_slice()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn write_vtu(path: &Path, frame: &VtuFrame) -> Result<(), IoError> {
     write_vtu_with(path, frame, VtuEncoding::Zlib)
 }

@@ -30,7 +30,33 @@ pub fn clear_frames(out: &Path) -> Result<PathBuf> {
     Ok(frames_dir)
 }
 
-/// Writes a world's frames into an output folder (see the module doc).
+/// Writes a world's frames into an output folder (see the module doc): the frames of a
+/// scene's world, stepped by your own loop, with the fields and file names of `supple run`.
+/// (A world set up in code, without a scene, writes its frames with `supple_io::vtu` and
+/// `supple_io::pvd`: `crates/supple-io/examples/paraview_frames.rs`.)
+///
+/// ```
+/// use supple_run::frames::{clear_frames, FrameWriter};
+/// let scene = supple_io::parse_scene(r#"
+/// [[body]]
+/// mesh = { kind = "box", cells = [2, 1, 1], cell_size = 0.1 }
+/// material = { model = "corotational" }
+/// fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]
+/// "#, std::path::Path::new("bar.toml"))?;
+/// let out = std::env::temp_dir().join(format!("supple-doc-frames-{}", std::process::id()));
+/// clear_frames(&out)?;
+/// let mut frames = FrameWriter::new(&scene, &out)?;
+/// let mut world = scene.build_world()?;
+/// for _ in 0..3 {
+///     frames.write(&mut world)?;
+///     world.step()?;
+/// }
+/// assert_eq!(frames.written(), 3);
+/// let listed = supple_io::vtu_read::read_pvd(&out.join("scene.pvd"))?;
+/// assert_eq!(listed.last().map(|(_, file)| file.as_str()), Some("frames/frame_00002.vtu"));
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FrameWriter {
     frames_dir: PathBuf,
     /// `scene.pvd`, when the scene writes VTU frames (`[output] vtu`). Created with the

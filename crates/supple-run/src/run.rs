@@ -28,7 +28,33 @@ pub struct RunOptions {
 }
 
 /// What a caller sees of a run while it goes: a progress display and a stop request
-/// (Ctrl-C in `supple run`). The defaults show nothing and never stop.
+/// (Ctrl-C in `supple run`). The defaults show nothing and never stop. A progress that
+/// counts the steps and stops the run after three:
+///
+/// ```
+/// use supple_run::{run_scene, Progress, RunOptions, RunOutcome};
+/// /// Steps taken so far (the run asks once after each step).
+/// struct StopAfter(usize);
+/// impl Progress for StopAfter {
+///     fn stop_requested(&mut self) -> bool {
+///         self.0 += 1;
+///         self.0 >= 3
+///     }
+/// }
+/// let scene = supple_io::parse_scene(r#"
+/// duration = 10.0
+/// output = { gif = false, plots = false }
+/// [[body]]
+/// mesh = { kind = "box", cells = [1, 1, 1], cell_size = 0.1 }
+/// material = { model = "linear" }
+/// "#, std::path::Path::new("long.toml"))?;
+/// let out = std::env::temp_dir().join(format!("supple-doc-progress-{}", std::process::id()));
+/// let opts = RunOptions { out: Some(out.clone()), quiet: true, force: false };
+/// let report = run_scene(&scene, &opts, &mut StopAfter(0))?;
+/// assert_eq!((report.outcome, report.summary.steps), (RunOutcome::Interrupted, 3));
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Progress {
     /// Called once after the first frame is written, before the first step.
     fn start(&mut self, _steps: usize) {}
@@ -77,9 +103,31 @@ pub struct RunReport {
 }
 
 /// Runs the scene as `supple run` does, writing frames, `metrics.csv`, `summary.json` and the
-/// pictures into the output folder, and printing the same notes and closing line to stderr.
-/// A run that diverges or is interrupted still returns `Ok` (with its outcome); errors are
-/// scenes refused before the first step and files that cannot be written.
+/// pictures into the output folder, and printing the same notes and closing line to stderr
+/// (none with `quiet`). A run that diverges or is interrupted still returns `Ok` (with its
+/// outcome); errors are scenes refused before the first step and files that cannot be
+/// written.
+///
+/// ```
+/// use supple_run::{run_scene, RunOptions, RunOutcome, Silent};
+/// let scene = supple_io::parse_scene(r#"
+/// dt = 0.01
+/// duration = 0.05
+/// output = { gif = false, plots = false }
+/// [[body]]
+/// name = "bar"
+/// mesh = { kind = "box", cells = [2, 1, 1], cell_size = 0.1 }
+/// material = { model = "corotational" }
+/// fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]
+/// "#, std::path::Path::new("bar.toml"))?;
+/// let out = std::env::temp_dir().join(format!("supple-doc-run-{}", std::process::id()));
+/// let opts = RunOptions { out: Some(out.clone()), quiet: true, force: false };
+/// let report = run_scene(&scene, &opts, &mut Silent)?;
+/// assert_eq!((report.outcome, report.summary.steps), (RunOutcome::Finished, 5));
+/// assert!(out.join("scene.pvd").is_file() && out.join("metrics.csv").is_file());
+/// std::fs::remove_dir_all(&out)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run_scene(
     scene: &Scene,
     opts: &RunOptions,

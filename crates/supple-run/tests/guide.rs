@@ -150,6 +150,7 @@ macro_rules! snippet {
 }
 
 snippet!(first_world, "first_world.rs");
+snippet!(builders, "builders.rs");
 snippet!(run_scene_snippet, "run_scene.rs");
 snippet!(read_stresses, "read_stresses.rs");
 snippet!(grab_drag, "grab_drag.rs");
@@ -163,6 +164,7 @@ fn every_snippet_is_tested() {
         .collect();
     files.sort();
     let tested = [
+        "builders.rs",
         "first_world.rs",
         "grab_drag.rs",
         "interrupt.rs",

@@ -17,17 +17,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .youngs(5e4)
         .poisson(0.3);
     let ground = Obstacle::plane("ground", Vector3::zeros(), Vector3::y(), 0.5)?;
-    let contact = ContactSettings {
-        obstacles: vec![ground],
-        ..ContactSettings::default()
-    };
-    let integrator = IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(PcgSettings::default()),
-        warm_start: WarmStart::Extrapolate,
-    };
-    let gravity = Vector3::new(0.0, -9.81, 0.0);
-    let mut world =
-        World::new(vec![Body::new(cube)?], gravity, 0.01, integrator)?.with_contact(contact)?;
+    // Gravity along −y, dt = 0.01 s and linearized backward Euler are the builder's defaults
+    // (those of a scene file); named here to show where they go.
+    let mut world = World::builder()
+        .body(cube)
+        .obstacle(ground)
+        .gravity(Vector3::new(0.0, -9.81, 0.0))
+        .dt(0.01)
+        .build()?;
     // 0.4 s: the cube falls 0.2 m (about 0.2 s) and lands.
     for _ in 0..40 {
         world.step()?;

@@ -17,11 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .youngs(1e5)
         .poisson(0.33)
         .fix_where(|p| p.x < 1e-9);
-    let integrator = IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(PcgSettings::default()),
-        warm_start: WarmStart::Extrapolate,
-    };
-    let mut world = World::new(vec![Body::new(bar)?], Vector3::zeros(), 0.01, integrator)?;
+    let mut world = World::builder().body(bar).no_gravity().build()?;
     let end = Vector3::new(0.6, 0.05, 0.05);
     let spring = GrabSettings {
         stiffness: 200.0,

@@ -16,12 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .youngs(2e5)
         .poisson(0.3)
         .fix_where(|p| p.x < 1e-9);
-    let integrator = IntegratorKind::BackwardEulerLinearized {
-        solver: LinearSolverKind::Pcg(PcgSettings::default()),
-        warm_start: WarmStart::Extrapolate,
-    };
-    let gravity = Vector3::new(0.0, -9.81, 0.0);
-    let mut world = World::new(vec![Body::new(beam)?], gravity, 0.01, integrator)?;
+    let mut world = World::builder().body(beam).build()?;
     for _ in 0..20 {
         world.step()?;
     }

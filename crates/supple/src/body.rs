@@ -9,6 +9,9 @@ use crate::mesh::{bounding_box, MeshError, TetMesh};
 use nalgebra::Vector3;
 use thiserror::Error;
 
+mod builder;
+pub use builder::BuildError;
+
 /// Rayleigh damping `C = α M + β K` (Müller et al. 2002 eq. 2 with a Rayleigh `C`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Rayleigh {
@@ -65,106 +68,6 @@ impl BodyDesc {
             constraints: Vec::new(),
         }
     }
-
-    /// A body of `mesh` with the scene format's defaults (named `body`, corotational with the
-    /// rotated tangent, E = 1e5 Pa, ν = 0.33, ρ = 1000 kg/m³, as a scene that gives only a
-    /// mesh and a model), the rest set by name, so E and ν cannot be swapped as positional
-    /// numbers can:
-    ///
-    /// ```
-    /// use supple::prelude::*;
-    /// let mesh = box_grid(&BoxGrid { cells: [4, 1, 1], cell_size: Vector3::repeat(0.1),
-    ///     origin: Vector3::zeros(), split: TetSplit::Five });
-    /// let bar = BodyDesc::of(mesh).name("bar").stvk().youngs(2e5).poisson(0.3).density(1100.0)
-    ///     .fix_where(|p| p.x < 1e-9);
-    /// assert_eq!((bar.youngs, bar.poisson, bar.density, bar.fixed.len()), (2e5, 0.3, 1100.0, 4));
-    /// ```
-    pub fn of(mesh: TetMesh) -> Self {
-        let model = ModelKind::corotational(crate::fem::material::CorotationalTangent::Rotated);
-        Self::new("body", mesh, model, 1e5, 0.33, 1000.0)
-    }
-
-    /// The body's name (output files, [`World::body`](crate::world::World::body)).
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// The elastic model (see [`ModelKind`]; [`linear`](Self::linear),
-    /// [`corotational`](Self::corotational) and [`stvk`](Self::stvk) name the common ones).
-    pub fn model(mut self, model: ModelKind) -> Self {
-        self.model = model;
-        self
-    }
-
-    /// Linear elasticity (small displacements only: rotations inflate it).
-    pub fn linear(self) -> Self {
-        self.model(ModelKind::Linear)
-    }
-
-    /// Corotational linear elasticity (Müller et al. 2002), polar rotations every step.
-    pub fn corotational(self) -> Self {
-        self.model(ModelKind::corotational(
-            crate::fem::material::CorotationalTangent::Rotated,
-        ))
-    }
-
-    /// St.Venant–Kirchhoff (hyperelastic; softens under strong compression).
-    pub fn stvk(self) -> Self {
-        self.model(ModelKind::Stvk)
-    }
-
-    /// Young's modulus E (Pa).
-    pub fn youngs(mut self, youngs: f64) -> Self {
-        self.youngs = youngs;
-        self
-    }
-
-    /// Poisson's ratio ν, in (−1, 0.5).
-    pub fn poisson(mut self, poisson: f64) -> Self {
-        self.poisson = poisson;
-        self
-    }
-
-    /// Mass density ρ (kg/m³).
-    pub fn density(mut self, density: f64) -> Self {
-        self.density = density;
-        self
-    }
-
-    /// Initial velocity of every vertex (m/s).
-    pub fn velocity(mut self, velocity: Vector3<f64>) -> Self {
-        self.velocity = velocity;
-        self
-    }
-
-    /// [`with_fixed_where`](Self::with_fixed_where) by its builder name.
-    pub fn fix_where(self, select: impl Fn(&Vector3<f64>) -> bool) -> Self {
-        self.with_fixed_where(select)
-    }
-
-    /// Also fixes every vertex whose rest position satisfies `select`.
-    pub fn with_fixed_where(mut self, select: impl Fn(&Vector3<f64>) -> bool) -> Self {
-        let mesh = &self.mesh;
-        self.fixed
-            .extend((0..mesh.n_vertices() as u32).filter(|&i| select(&mesh.positions[i as usize])));
-        self
-    }
-
-    pub fn with_mass(mut self, mass: MassKind) -> Self {
-        self.mass = mass;
-        self
-    }
-
-    pub fn with_damping(mut self, alpha: f64, beta: f64) -> Self {
-        self.damping = Rayleigh { alpha, beta };
-        self
-    }
-
-    pub fn with_viscosity(mut self, viscosity: ViscosityKind) -> Self {
-        self.viscosity = viscosity;
-        self
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -187,7 +90,26 @@ pub enum BodyError {
     Constraint(#[from] ConstraintError),
 }
 
-/// A simulated body.
+/// A simulated body: built from a [`BodyDesc`] ([`BodyDesc::build`] or [`Body::new`]), then
+/// stepped by a [`World`](crate::world::World), which owns it (`world.bodies[i]`). Its state
+/// is public (`x` positions, `v` velocities, in the mesh's vertex order) and it answers the
+/// usual questions about it:
+///
+/// ```
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let body = BodyDesc::of(mesh).name("cube").density(500.0)
+///     .velocity(Vector3::new(2.0, 0.0, 0.0)).build()?;
+/// // 0.1 m cube of 500 kg/m³: 0.5 kg, moving at 2 m/s.
+/// assert!((body.mass.total() - 0.5).abs() < 1e-12);
+/// assert!((body.volume() - 1e-3).abs() < 1e-15);
+/// assert!((body.kinetic_energy() - 1.0).abs() < 1e-12);
+/// assert!((body.momentum() - Vector3::new(1.0, 0.0, 0.0)).norm() < 1e-12);
+/// assert!((body.center_of_mass() - Vector3::repeat(0.05)).norm() < 1e-15);
+/// assert_eq!(body.check_state(), None, "a usable state");
+/// # Ok::<(), BuildError>(())
+/// ```
 #[derive(Debug)]
 pub struct Body {
     pub name: String,

@@ -10,6 +10,16 @@
 //!
 //! The library never prints and keeps no global state; errors are values.
 //!
+//! **Where to start.** `use supple::prelude::*;` brings the types most programs need. A body
+//! is described by name ([`body::BodyDesc::of`] then `.youngs(..)`, `.poisson(..)`,
+//! `.fix_where(..)`, checked by `.build()`), a world too ([`world::World::builder`]: gravity,
+//! `dt`, integrator, obstacles, contact, each with the scene format's default). A mesh file
+//! (Gmsh, TetGen, VTU, Medit) is one call in the `supple-io` crate:
+//! `supple_io::import::read_mesh(path, None, Orient::Check)?.mesh`. The programs in
+//! `crates/supple/examples/` (`drop_on_ground`, `grab_and_drag`, `read_stresses`,
+//! `custom_law`) and `crates/supple-io/examples/paraview_frames.rs` run as tests
+//! (`cargo test --examples`).
+//!
 //! A bar of 4 × 1 × 1 cubes clamped at `x = 0` sags under gravity:
 //!
 //! ```

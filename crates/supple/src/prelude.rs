@@ -1,5 +1,6 @@
 //! The types most programs need, in one `use supple::prelude::*;`: meshes, bodies and their
-//! builder ([`BodyDesc::of`]), the world, obstacles and grabs, the integrators and their
+//! builder ([`BodyDesc::of`]), the world and its builder ([`World::builder`]), obstacles
+//! and grabs, the integrators and their
 //! solvers, and nalgebra's `Vector3`. The examples in `crates/supple/examples/` start with it.
 //!
 //! ```
@@ -16,11 +17,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub use crate::body::{Body, BodyDesc};
+pub use crate::body::{Body, BodyDesc, BuildError};
 pub use crate::contact::{ContactSettings, Obstacle, Shape};
 pub use crate::fem::material::{CorotationalTangent, ModelKind};
 pub use crate::linalg::PcgSettings;
 pub use crate::mesh::{box_grid, BoxGrid, TetMesh, TetSplit};
 pub use crate::time::{IntegratorKind, LinearSolverKind, WarmStart};
-pub use crate::world::{GrabSettings, World};
+pub use crate::world::{GrabSettings, World, WorldBuilder};
 pub use nalgebra::Vector3;

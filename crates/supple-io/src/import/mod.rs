@@ -106,7 +106,20 @@ pub(crate) struct RawMesh {
     pub skipped_cells: usize,
 }
 
-/// Reads a mesh file in `format` (`None`: by extension).
+/// Reads a mesh file in `format` (`None`: by extension): the way to put a Gmsh, TetGen,
+/// VTU, legacy VTK or Medit mesh into a body. A Gmsh mesh with a physical group `clamp`,
+/// clamped there:
+///
+/// ```
+/// use supple::prelude::*;
+/// use supple_io::import::{read_mesh, Orient};
+/// let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/meshes/cube.msh");
+/// let imported = read_mesh(&path, None, Orient::Check)?;
+/// let clamp = imported.region("clamp").ok_or("a clamp group")?.to_vec();
+/// let body = BodyDesc::of(imported.mesh).name("cube").fix(clamp.iter().copied()).build()?;
+/// assert!(!clamp.is_empty() && body.fixed.iter().filter(|&&f| f).count() == clamp.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_mesh(
     path: &Path,
     format: Option<MeshFormat>,

@@ -49,7 +49,37 @@ pub enum Components {
     Normal(Vector3<f64>),
 }
 
-/// One constraint on a set of vertices.
+/// One constraint on a set of vertices: which components it holds, where it moves them
+/// ([`Motion`]) and when ([`TimeFunction`], `release`). A body takes its constraints with
+/// [`BodyDesc::constraint`](crate::body::BodyDesc::constraint); its reactions come from
+/// [`Body::reactions`](crate::body::Body::reactions). A bar clamped at one end and pulled
+/// 1 mm at the other, in static equilibrium: the pull's reaction balances the clamp's.
+///
+/// ```
+/// use supple::constraint::{Components, ConstraintDesc, Motion};
+/// use supple::time::NewtonSettings;
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [2, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let end: Vec<u32> = (0..mesh.n_vertices() as u32)
+///     .filter(|&i| mesh.positions[i as usize].x > 0.2 - 1e-9).collect();
+/// let pull = ConstraintDesc {
+///     components: Components::Axes([true, false, false]),
+///     motion: Motion::Translation(Vector3::new(1e-3, 0.0, 0.0)),
+///     ..ConstraintDesc::fixed("pull", end)
+/// };
+/// let bar = BodyDesc::of(mesh).linear().fix_where(|p| p.x < 1e-9).constraint(pull);
+/// let mut world = World::builder().body(bar).no_gravity()
+///     .integrator(IntegratorKind::Static { load_steps: 1, newton: NewtonSettings::default() })
+///     .build()?;
+/// world.step()?;
+/// let reactions = world.bodies[0].reactions(&Vector3::zeros());
+/// let force = |name: &str| reactions.iter().find(|r| r.name == name).map(|r| r.force.x);
+/// let (pull, clamp) = (force("pull").ok_or("pull")?, force("fixed").ok_or("fixed")?);
+/// assert!(pull > 0.0, "holding the end stretched takes a pull: {pull}");
+/// assert!((pull + clamp).abs() < 1e-6 * pull, "the clamp holds it back: {clamp}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConstraintDesc {
     pub name: String,

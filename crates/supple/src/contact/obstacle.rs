@@ -89,7 +89,26 @@ pub enum ObstacleError {
     },
 }
 
-/// A rigid obstacle.
+/// A rigid obstacle: a [`Shape`] on a prescribed [`RigidPath`] with a friction coefficient.
+/// [`Obstacle::plane`] and [`Obstacle::at`] make the static ones; a moving one names its
+/// path (keyframes, a constant velocity) in the fields. A world meets its obstacles through
+/// contact ([`WorldBuilder::obstacle`](crate::world::WorldBuilder::obstacle)):
+///
+/// ```
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::new(-0.05, 0.01, -0.05), split: TetSplit::Five });
+/// let mut world = World::builder()
+///     .body(BodyDesc::of(mesh).velocity(Vector3::new(0.0, -1.0, 0.0)))
+///     .obstacle(Obstacle::plane("floor", Vector3::zeros(), Vector3::y(), 0.5)?)
+///     .build()?;
+/// for _ in 0..5 {
+///     world.step()?;
+/// }
+/// let (lowest, _) = world.bodies[0].bounding_box();
+/// assert!(lowest.y > -1e-3, "the floor holds the cube: {}", lowest.y);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Obstacle {
     pub name: String,
@@ -335,6 +354,37 @@ impl Obstacle {
             name: name.to_string(),
             shape: Shape::HalfSpace,
             path: RigidPath::Static(Isometry3::from_parts(point.into(), rotation)),
+            friction,
+        };
+        o.validate()?;
+        Ok(o)
+    }
+
+    /// A static obstacle of `shape` centred at `center` (the shape's local frame translated,
+    /// not rotated), checked:
+    ///
+    /// ```
+    /// use supple::prelude::*;
+    /// let ball = Obstacle::at("ball", Shape::Sphere { radius: 0.5 }, Vector3::new(0.0, 1.0, 0.0), 0.2)?;
+    /// // Signed distance (negative inside), outward normal and closest point, at time 0.
+    /// let near = ball.proximity(0.0, &Vector3::new(0.0, 2.0, 0.0));
+    /// assert!((near.distance - 0.5).abs() < 1e-12);
+    /// assert!((near.normal - Vector3::y()).norm() < 1e-12);
+    /// let err = Obstacle::at("ball", Shape::Sphere { radius: -1.0 }, Vector3::zeros(), 0.0);
+    /// assert_eq!(err.unwrap_err().to_string(),
+    ///     "obstacle `ball`: radius = -1: must be a finite number > 0");
+    /// # Ok::<(), supple::contact::obstacle::ObstacleError>(())
+    /// ```
+    pub fn at(
+        name: &str,
+        shape: Shape,
+        center: Vector3<f64>,
+        friction: f64,
+    ) -> Result<Self, ObstacleError> {
+        let o = Obstacle {
+            name: name.to_string(),
+            shape,
+            path: RigidPath::Static(Isometry3::translation(center.x, center.y, center.z)),
             friction,
         };
         o.validate()?;

@@ -66,6 +66,30 @@ const TIME_SLACK: f64 = 1e-9;
 impl World {
     /// Adds an exact constraint (see [`crate::constraint::exact`]); it is met from the end of
     /// the next step on (a point not on its constraint now is pulled onto it in that step).
+    /// A cube hung by the centre of its top face from a fixed point:
+    ///
+    /// ```
+    /// use supple::constraint::{ExactConstraint, ExactKind, Interpolation, Keyframes};
+    /// use supple::prelude::*;
+    /// let mesh = box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+    ///     origin: Vector3::zeros(), split: TetSplit::Five });
+    /// let mut world = World::builder().body(BodyDesc::of(mesh)).build()?;
+    /// let hook = Vector3::new(0.05, 0.1, 0.05);
+    /// let top = world.material_point(0, hook)?;
+    /// let id = world.constrain(ExactConstraint {
+    ///     point: top,
+    ///     kind: ExactKind::Point { path: Keyframes::new(vec![(0.0, hook)], Interpolation::Linear)? },
+    ///     release: None,
+    /// })?;
+    /// for _ in 0..5 {
+    ///     world.step()?;
+    /// }
+    /// assert!((top.eval(&world.bodies[0].x) - hook).norm() < 1e-6, "the point stays");
+    /// assert!(world.bodies[0].center_of_mass().y < 0.05, "the cube sags below it");
+    /// let pull = world.constraint_force(id).ok_or("a force")?;
+    /// assert!(pull.y > 0.0, "the hook holds the weight up: {pull}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn constrain(&mut self, c: ExactConstraint) -> Result<ConstraintId, WorldError> {
         let c = self.checked(c).map_err(WorldError::Exact)?;
         let exact = &mut self.exact;

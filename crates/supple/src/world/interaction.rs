@@ -191,7 +191,29 @@ const TIME_SLACK: f64 = 1e-9;
 impl World {
     /// Grabs body `body` at the point of its surface nearest to `point` (current positions)
     /// with a spring of the given settings, its target at that point (no force until the
-    /// target moves; see [`move_grab`](Self::move_grab)).
+    /// target moves; see [`move_grab`](Self::move_grab)). A mouse drag is `grab`, then
+    /// `move_grab` before each step, [`grab_force`](Self::grab_force) to read the pull, and
+    /// [`release`](Self::release):
+    ///
+    /// ```
+    /// use supple::prelude::*;
+    /// let mesh = box_grid(&BoxGrid { cells: [2, 1, 1], cell_size: Vector3::repeat(0.1),
+    ///     origin: Vector3::zeros(), split: TetSplit::Five });
+    /// let bar = BodyDesc::of(mesh).youngs(1e5).fix_where(|p| p.x < 1e-9);
+    /// let mut world = World::builder().body(bar).no_gravity().build()?;
+    /// let end = Vector3::new(0.2, 0.05, 0.05);
+    /// let grab = world.grab(0, end, GrabSettings { stiffness: 100.0, damping: 1.0 })?;
+    /// for step in 1..=5 {
+    ///     world.move_grab(grab, end + Vector3::new(0.0, 0.01 * step as f64, 0.0))?;
+    ///     world.step()?;
+    /// }
+    /// let pull = world.grab_force(grab).ok_or("the grab is held")?;
+    /// assert!(pull.y > 0.0, "the spring pulls the end up: {pull}");
+    /// assert!(world.bodies[0].x.iter().any(|p| p.y > 0.1), "and the end follows");
+    /// world.release(grab)?;
+    /// assert!(world.grab_force(grab).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn grab(
         &mut self,
         body: usize,

@@ -13,6 +13,7 @@
 //! [`BodyInputs`] (rapier's pipeline: stages with their own scratch, bodies as data).
 
 use crate::body::Body;
+mod builder;
 mod carried;
 mod control;
 mod exact;
@@ -24,6 +25,8 @@ mod links;
 mod rigid;
 pub mod verdict;
 
+pub use crate::body::BuildError;
+pub use builder::WorldBuilder;
 pub use control::{RunTotals, StepControl, StepReport};
 pub use exact::ConstraintId;
 pub use interaction::{Grab, GrabId, GrabPath, GrabSettings, InteractionError};
@@ -87,6 +90,35 @@ pub struct Diverged {
     pub reason: String,
 }
 
+/// The simulation: bodies, gravity, the step `dt`, each body's integrator, and optionally
+/// contact (obstacles, collisions), grabs, springs and exact constraints. Set one up with
+/// [`World::builder`] (named settings, the scene format's defaults) or [`World::new`]; then
+/// [`step`](Self::step) it and read the bodies (`world.bodies`, [`body`](Self::body)), the
+/// clock (`time`, `steps`) and what the steps did ([`last_stats`](Self::last_stats),
+/// [`last_step`](Self::last_step), [`verdict`](Self::verdict)):
+///
+/// ```
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [2, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// // The same world two ways: positional arguments, or the builder's names.
+/// let integrator = IntegratorKind::BackwardEulerLinearized {
+///     solver: LinearSolverKind::Pcg(PcgSettings::default()),
+///     warm_start: WarmStart::Extrapolate,
+/// };
+/// let bar = || BodyDesc::of(mesh.clone()).fix_where(|p| p.x < 1e-9);
+/// let gravity = Vector3::new(0.0, -9.81, 0.0);
+/// let mut a = World::new(vec![bar().build()?], gravity, 0.01, integrator)?;
+/// let mut b = World::builder().body(bar()).gravity(gravity).dt(0.01).integrator(integrator).build()?;
+/// for _ in 0..3 {
+///     a.step()?;
+///     b.step()?;
+/// }
+/// assert_eq!(a.bodies[0].x, b.bodies[0].x);
+/// assert_eq!((b.steps, b.last_step().retries, b.verdict()), (3, 0, None));
+/// assert!((b.time - 0.03).abs() < 1e-15);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct World {
     pub bodies: Vec<Body>,

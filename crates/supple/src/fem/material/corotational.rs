@@ -49,6 +49,28 @@ pub enum CorotationalTangent {
     Exact,
 }
 
+/// Corotational linear elasticity (Müller et al. 2002): linear elasticity in each element's
+/// rotated frame, so a rigid rotation costs no energy, where the linear model's grows with the
+/// angle:
+///
+/// ```
+/// use supple::fem::ForceModel;
+/// use supple::nalgebra::Rotation3;
+/// use supple::prelude::*;
+/// let mesh = || box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let turn = Rotation3::from_axis_angle(&Vector3::z_axis(), 0.5);
+/// let energy = |desc: BodyDesc| -> Result<f64, BuildError> {
+///     let mut body = desc.build()?;
+///     let x: Vec<_> = body.mesh.positions.iter().map(|p| turn * p).collect();
+///     body.model.update_frames(&body.elems, &x);
+///     Ok(body.model.energy(&body.elems, &x).unwrap_or(f64::NAN))
+/// };
+/// let (corotational, linear) = (energy(BodyDesc::of(mesh()).corotational())?,
+///     energy(BodyDesc::of(mesh()).linear())?);
+/// assert!(corotational.abs() < 1e-9 * linear, "{corotational} against {linear}");
+/// # Ok::<(), BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Corotational {
     pub lame: Lame,

@@ -27,6 +27,61 @@ use nalgebra::{Matrix3, SMatrix, Vector3};
 pub type Pk1Derivative = SMatrix<f64, 9, 9>;
 
 /// An isotropic (or not) hyperelastic material law on one element.
+///
+/// Implement the energy density, its stress and the stress's derivative, and
+/// [`BodyDesc::build_with_law`](crate::body::BodyDesc::build_with_law) makes a body of it
+/// ([`Hyperelastic`] turns the law into element forces and tangents). Here small-strain
+/// linear elasticity as a law, `Ψ = μ ε:ε + λ/2 (tr ε)²` with `ε = sym(F) − I`, which gives
+/// the same forces as the built-in linear model (`crates/supple/examples/custom_law.rs`
+/// writes a neo-Hookean law and checks its derivatives by finite differences):
+///
+/// ```
+/// use supple::fem::material::HyperelasticLaw;
+/// use supple::fem::{ForceModel, Lame};
+/// use supple::nalgebra::Matrix3;
+/// use supple::prelude::*;
+///
+/// #[derive(Debug)]
+/// struct SmallStrain(Lame);
+///
+/// impl SmallStrain {
+///     fn strain(f: &Matrix3<f64>) -> Matrix3<f64> {
+///         0.5 * (f + f.transpose()) - Matrix3::identity()
+///     }
+/// }
+///
+/// impl HyperelasticLaw for SmallStrain {
+///     fn name(&self) -> &'static str {
+///         "small_strain"
+///     }
+///     fn energy_density(&self, f: &Matrix3<f64>) -> f64 {
+///         let e = Self::strain(f);
+///         self.0.mu * e.norm_squared() + 0.5 * self.0.lambda * e.trace().powi(2)
+///     }
+///     fn pk1(&self, f: &Matrix3<f64>) -> Matrix3<f64> {
+///         let e = Self::strain(f);
+///         2.0 * self.0.mu * e + self.0.lambda * e.trace() * Matrix3::identity()
+///     }
+///     fn pk1_differential(&self, _f: &Matrix3<f64>, df: &Matrix3<f64>) -> Matrix3<f64> {
+///         self.0.mu * (df + df.transpose()) + self.0.lambda * df.trace() * Matrix3::identity()
+///     }
+/// }
+///
+/// let mesh = || box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let ours = BodyDesc::of(mesh()).build_with_law(SmallStrain)?;
+/// let linear = BodyDesc::of(mesh()).linear().build()?;
+/// let x: Vec<_> = ours.mesh.positions.iter().map(|p| p + 0.01 * Vector3::new(p.y, p.z, p.x)).collect();
+/// let forces = |body: &Body| {
+///     let mut f = vec![Vector3::zeros(); x.len()];
+///     body.model.add_forces(&body.elems, &x, &mut f);
+///     f
+/// };
+/// for (a, b) in forces(&ours).iter().zip(&forces(&linear)) {
+///     assert!((a - b).norm() < 1e-9 * b.norm().max(1.0));
+/// }
+/// # Ok::<(), BuildError>(())
+/// ```
 pub trait HyperelasticLaw: Send + Sync + std::fmt::Debug {
     /// The scene name of the model built from this law (`stvk`, `liesenfeld_stolfi`).
     fn name(&self) -> &'static str;

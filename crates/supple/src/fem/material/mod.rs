@@ -220,6 +220,41 @@ pub enum RotationField {
 
 /// Which model a body uses, with its parameters. Elastic constants come separately as Lamé
 /// parameters (every model derives its own from them).
+///
+/// One of each family (linear, rotation-based, hyperelastic, hybrid, spring network), chosen
+/// with [`BodyDesc::model`](crate::body::BodyDesc::model); every one pulls a stretched body
+/// back:
+///
+/// ```
+/// use supple::fem::material::{RotationField, SpringForce, WarpedTangent};
+/// use supple::fem::ForceModel;
+/// use supple::prelude::*;
+/// let mesh = box_grid(&BoxGrid { cells: [1, 1, 1], cell_size: Vector3::repeat(0.1),
+///     origin: Vector3::zeros(), split: TetSplit::Five });
+/// let families = [
+///     ModelKind::Linear,
+///     ModelKind::corotational(CorotationalTangent::Rotated),
+///     ModelKind::Warped { field: RotationField::LeastSquares, ghost_correction: true,
+///         tangent: WarpedTangent::default() },
+///     ModelKind::Stvk,
+///     ModelKind::FixedCorotated,
+///     ModelKind::LiesenfeldStolfi,
+///     ModelKind::Hybrid,
+///     ModelKind::MassSpring(SpringForce::Hookean),
+/// ];
+/// for model in families {
+///     let mut body = BodyDesc::of(mesh.clone()).model(model).build()?;
+///     assert_eq!(body.model.name(), model.name());
+///     // Stretched 1 % along x, the forces point back: Σ x_i f_i,x < 0.
+///     let x: Vec<_> = body.mesh.positions.iter().map(|p| Vector3::new(1.01 * p.x, p.y, p.z)).collect();
+///     body.model.update_frames(&body.elems, &x);
+///     let mut f = vec![Vector3::zeros(); x.len()];
+///     body.model.add_forces(&body.elems, &x, &mut f);
+///     let virial: f64 = x.iter().zip(&f).map(|(p, f)| p.x * f.x).sum();
+///     assert!(virial < 0.0, "{}: {virial}", model.name());
+/// }
+/// # Ok::<(), supple::body::BuildError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ModelKind {
     Linear,

@@ -17,7 +17,23 @@ use super::hyperelastic::{HyperelasticLaw, Pk1Derivative};
 use super::Lame;
 use nalgebra::Matrix3;
 
-/// The St.Venant–Kirchhoff law with Lamé parameters `lame`.
+/// The St.Venant–Kirchhoff law with Lamé parameters `lame`: `Ψ = μ E:E + λ/2 (tr E)²` of
+/// the Green strain `E`. A law is used through [`HyperelasticLaw`] (or, for a body,
+/// [`BodyDesc::stvk`](crate::body::BodyDesc::stvk)):
+///
+/// ```
+/// use supple::fem::material::{HyperelasticLaw, StVenantKirchhoff};
+/// use supple::fem::Lame;
+/// use supple::nalgebra::Matrix3;
+/// let law = StVenantKirchhoff::new(Lame { mu: 1e5, lambda: 2e5 });
+/// // A 10 % uniaxial stretch: E = diag(0.105, 0, 0).
+/// let f = Matrix3::from_diagonal(&[1.1, 1.0, 1.0].into());
+/// let e = 0.5 * (1.1f64 * 1.1 - 1.0);
+/// let psi = 1e5 * e * e + 0.5 * 2e5 * e * e;
+/// assert!((law.energy_density(&f) - psi).abs() < 1e-9 * psi);
+/// // P = F S, S = 2μE + λ tr(E) I: P_xx = 1.1 (2μ + λ) e.
+/// assert!((law.pk1(&f)[(0, 0)] - 1.1 * 4e5 * e).abs() < 1e-6);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StVenantKirchhoff {
     pub lame: Lame,
