@@ -158,6 +158,11 @@ fn impossible_contact_values_are_refused_with_the_key_path() {
         ),
         ("[contact]\ndhat = -1.0", "contact.dhat = -1"),
         (
+            "[contact]\nresponse = \"projection\"\nipc_hessian = \"gauss_newton\"",
+            "contact.ipc_hessian: a setting of response = \"ipc\"",
+        ),
+        ("[contact]\nipc_hessian = \"exact\"", "ipc_hessian"),
+        (
             "[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0\n[[obstacle]]\nname = \"a\"\nshape = \"sphere\"\nradius = 1.0",
             "`a`",
         ),
@@ -190,6 +195,16 @@ fn the_default_response_is_ipc_with_backward_euler_and_projection_otherwise() {
         panic!("no response key must give Response::Auto");
     };
     assert_eq!(ipc.dhat, Some(2e-3));
+    assert_eq!(ipc.hessian, supple::contact::ipc::BarrierHessian::Projected);
+    let Response::Auto(ipc) = scene("[contact]\nipc_hessian = \"gauss_newton\"")
+        .unwrap()
+        .contact
+        .unwrap()
+        .response
+    else {
+        panic!("no response key must give Response::Auto");
+    };
+    assert_eq!(ipc.hessian, supple::contact::ipc::BarrierHessian::GaussNewton);
     assert!(matches!(chosen("[contact]\ndhat = 2e-3"), Response::Ipc(i) if i.dhat == Some(2e-3)));
     let ground =
         "[[obstacle]]\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]";
