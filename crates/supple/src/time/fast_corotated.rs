@@ -8,7 +8,9 @@
 //! with `R_t` the polar rotation of `F_t` (the corotational energy). For fixed rotations the
 //! stretching term is quadratic, and its Hessian `M + 2h²μ Σ_t V_t G_tᵀG_t` does not depend
 //! on `x` or on the rotations (its 3×3 blocks are `(m_a δ_ab + 2h²μ Σ V g_a·g_b) I`): it is
-//! factored once (sparse Cholesky under the mesh's nested-dissection ordering, `linalg`),
+//! factored once (a scalar sparse Cholesky, [`crate::linalg::ScalarCholesky`], under the
+//! mesh's nested-dissection ordering: the blocks are multiples of `I`, so the three
+//! components share one scalar factor and are solved together),
 //! and again only when `h` or the held set changes. Each iteration then
 //! 1. sets every `R_t` to the polar rotation of `F_t(x)` (the local step; the exact polar
 //!    rotation by Newton on the rotation warm-started from the last one,
@@ -42,7 +44,7 @@ use crate::clock::Instant;
 use crate::fem::material::FastCorotatedSettings;
 use crate::fem::{polar, MassKind};
 use crate::linalg::solver::mesh_ordering;
-use crate::linalg::{BlockCsr, OrderingKind, SparseCholesky};
+use crate::linalg::{OrderingKind, ScalarCholesky};
 use nalgebra::{Matrix3, Vector3};
 
 /// The step (workspaces for one body).
@@ -51,8 +53,10 @@ pub struct FastCorotatedStep {
     settings: FastCorotatedSettings,
     mu: f64,
     lambda: f64,
-    a: BlockCsr,
-    cholesky: SparseCholesky,
+    /// The scalar matrix `m_a δ_ab + 2h²μ Σ V g_a·g_b`, one value per slot of the pattern
+    /// (the system is it ⊗ I₃: the three components decouple).
+    a: Vec<f64>,
+    cholesky: ScalarCholesky,
     /// The `h` of the kept factor.
     factored_for: Option<f64>,
     factorizations: usize,
@@ -113,14 +117,14 @@ impl FastCorotatedStep {
             &body.mesh.tets,
         )
         .map_err(solver_error)?;
-        let cholesky = SparseCholesky::new(body.elems.pattern.clone(), Some(perm.perm()))
+        let cholesky = ScalarCholesky::new(body.elems.pattern.clone(), perm.perm())
             .map_err(|e| solver_error(e.into()))?;
         let (n, m) = (body.n_vertices(), body.elems.len());
         Ok(Self {
             settings,
             mu: body.lame.mu,
             lambda: body.lame.lambda,
-            a: BlockCsr::zeros(body.elems.pattern.clone()),
+            a: vec![0.0; body.elems.pattern.n_blocks()],
             cholesky,
             factored_for: None,
             factorizations: 0,
@@ -143,21 +147,22 @@ impl FastCorotatedStep {
         &self.objective
     }
 
-    /// Sets `a = M + 2h²μ Σ_t V_t G_tᵀG_t` and factors it with the held set `fixed`.
+    /// Sets `a = M + 2h²μ Σ_t V_t G_tᵀG_t` (its scalar entries) and factors it with the held
+    /// set `fixed`.
     fn factor(&mut self, body: &Body, h: f64, fixed: &[bool]) -> Result<(), StepError> {
-        self.a.set_zero();
+        self.a.fill(0.0);
         let c = 2.0 * h * h * self.mu;
         let elems = &body.elems;
-        elems.scatter_blocks(&mut self.a, |e, sink| {
-            let (g, s) = (&elems.grad[e], c * elems.volume[e]);
+        for e in 0..elems.len() {
+            let (g, s, map) = (&elems.grad[e], c * elems.volume[e], &elems.scatter[e]);
             for p in 0..4 {
-                for q in p..4 {
-                    sink.add_symmetric(p, q, &Matrix3::from_diagonal_element(s * g[p].dot(&g[q])));
+                for q in 0..4 {
+                    self.a[map[4 * p + q] as usize] += s * g[p].dot(&g[q]);
                 }
             }
-        });
+        }
         for (i, &m) in body.mass.lumped.iter().enumerate() {
-            self.a.values[self.a.pattern.diag[i] as usize] += Matrix3::from_diagonal_element(m);
+            self.a[elems.pattern.diag[i] as usize] += m;
         }
         self.cholesky
             .factor(&self.a, fixed)
