@@ -16,11 +16,10 @@ fixed = [{ plane = { point = [0.0, 0.0, 0.0], normal = [-1.0, 0.0, 0.0] } }]
 "#;
 
 fn err(text: &str) -> String {
-    parse_scene(text, Path::new("test.toml"))
-        .and_then(|s| s.build_world().map(|_| s))
-        .err()
-        .expect("refused")
-        .to_string()
+    match parse_scene(text, Path::new("test.toml")).and_then(|s| s.build_world()) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
 }
 
 #[test]

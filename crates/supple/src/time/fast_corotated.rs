@@ -262,8 +262,8 @@ impl Integrator for FastCorotatedStep {
             self.force.fill(Vector3::zeros());
             add_input_forces(inputs, x, &mut self.force);
             loads.add_forces(x, &mut self.force);
-            for i in 0..self.rhs.len() {
-                self.rhs[i] = lumped[i] * self.x_tilde[i] + h * h * self.force[i];
+            for (i, r) in self.rhs.iter_mut().enumerate() {
+                *r = lumped[i] * self.x_tilde[i] + h * h * self.force[i];
             }
             let (rotations, kappa) = (&self.rotations, &self.kappa);
             elems.scatter_forces(&mut self.rhs, |e| {
@@ -299,8 +299,8 @@ impl Integrator for FastCorotatedStep {
             }
             local_s += t.elapsed().as_secs_f64();
         }
-        for i in 0..body.n_vertices() {
-            body.v[i] = if fixed[i] {
+        for (i, v) in body.v.iter_mut().enumerate() {
+            *v = if fixed[i] {
                 Vector3::zeros()
             } else {
                 (body.x[i] - self.x_start[i]) / h

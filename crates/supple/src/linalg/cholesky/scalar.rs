@@ -154,10 +154,10 @@ impl ScalarCholesky {
         self.coupling.clear();
         let p = &*self.pattern;
         for i in (0..n).filter(|&i| !fixed[i]) {
-            for k in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
-                let j = p.cols[k];
+            let row = p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize;
+            for (&j, &v) in p.cols[row.clone()].iter().zip(&a[row]) {
                 if fixed[j as usize] {
-                    self.coupling.push((i as u32, j, a[k]));
+                    self.coupling.push((i as u32, j, v));
                 }
             }
         }
