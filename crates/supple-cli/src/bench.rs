@@ -2,7 +2,10 @@
 //! no unit test measures time.
 
 mod direct;
+mod models;
 mod triad;
+
+pub use models::BenchModel;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -10,7 +13,6 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
-use supple::fem::material::{CorotationalTangent, ModelKind};
 use supple::linalg::{BlockCsr, Preconditioner};
 use supple::nalgebra::Vector3;
 use supple::time::WarmStart;
@@ -72,27 +74,18 @@ pub enum BenchWarmStart {
     Adaptive,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-pub enum BenchModel {
-    Linear,
-    Corotational,
-    /// Corotational with SVD rotations.
-    CorotationalSvd,
-    /// Corotational with QR rotations.
-    CorotationalQr,
-    Warped,
-    /// Warped with the element-by-element tangent projected off each element's rigid modes
-    /// (the earlier path: exact momentum in a linearized implicit step).
-    WarpedElement,
-    Stvk,
-    Hybrid,
-    LiesenfeldStolfi,
-    /// Fixed corotated (Stomakhin et al. 2012) on the invertible diagonalization.
-    FixedCorotated,
-}
+/// The smallest current/rest tet volume ratio a timed body may reach for the timing to
+/// count (see `bench`).
+const MIN_VALID_VOLUME_RATIO: f64 = 0.5;
 
 #[derive(Serialize)]
 struct Report {
+    /// False when a body's smallest volume ratio during the timed steps fell below
+    /// [`MIN_VALID_VOLUME_RATIO`]: the times are of a collapsing body (the run then exits
+    /// with `EXIT_INVALID`).
+    valid: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invalid_reason: Option<String>,
     scene: String,
     threads: usize,
     /// The widest vector instructions this binary was compiled for: `sse2` for the default
@@ -272,41 +265,15 @@ struct Spmv {
     of_triad: f64,
 }
 
-pub fn bench(args: BenchArgs) -> Result<()> {
+/// Returns the exit status: 0, or `EXIT_INVALID` for a timing of a collapsing body.
+pub fn bench(args: BenchArgs) -> Result<i32> {
     let mut scene = supple_run::load(&args.scene, None, &args.set)?;
     if scene.adaptive.is_some() {
-        return crate::bench_adaptive::bench(&args, &scene);
+        return crate::bench_adaptive::bench(&args, &scene).map(|()| 0);
     }
     if let Some(m) = args.model {
         for b in &mut scene.bodies {
-            b.model = match m {
-                BenchModel::Linear => ModelKind::Linear,
-                BenchModel::Corotational => ModelKind::corotational(CorotationalTangent::Rotated),
-                BenchModel::CorotationalSvd | BenchModel::CorotationalQr => {
-                    ModelKind::Corotational(supple::fem::material::CorotationalSettings {
-                        rotation: if matches!(m, BenchModel::CorotationalSvd) {
-                            supple::fem::material::RotationMethod::Svd
-                        } else {
-                            supple::fem::material::RotationMethod::Qr
-                        },
-                        ..Default::default()
-                    })
-                }
-                BenchModel::Warped => ModelKind::Warped {
-                    field: supple::fem::material::RotationField::LeastSquares,
-                    ghost_correction: true,
-                    tangent: supple::fem::material::WarpedTangent::Rotated,
-                },
-                BenchModel::WarpedElement => ModelKind::Warped {
-                    field: supple::fem::material::RotationField::LeastSquares,
-                    ghost_correction: true,
-                    tangent: supple::fem::material::WarpedTangent::Element,
-                },
-                BenchModel::Stvk => ModelKind::Stvk,
-                BenchModel::Hybrid => ModelKind::Hybrid,
-                BenchModel::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
-                BenchModel::FixedCorotated => ModelKind::FixedCorotated,
-            };
+            b.model = m.kind();
         }
     }
     if let Some(pc) = args.preconditioner {
@@ -365,7 +332,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         let report = direct::direct_vs_pcg(&args.direct, &scene.name, scene.dt, body)?;
         let json = serde_json::to_string_pretty(&report)?;
         writeln!(std::io::stdout().lock(), "{json}")?;
-        return Ok(());
+        return Ok(0);
     }
     let mut skins = supple_run::skin::Skins::new(&scene, None, std::path::Path::new(""))?;
     skins.time_binding(&scene)?;
@@ -436,6 +403,25 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             b.name
         );
     }
+    // A timing of a collapsing body is no benchmark (issue 43: the soft bars crushed their
+    // clamped end within the bench window): below half its rest volume anywhere, the run is
+    // marked invalid in the JSON, said so here, and exits with `EXIT_INVALID`.
+    let collapsed: Vec<String> = world
+        .bodies
+        .iter()
+        .zip(&min_ratio)
+        .filter(|(_, &m)| m < MIN_VALID_VOLUME_RATIO)
+        .map(|(b, m)| format!("body `{}` smallest volume ratio {m:.3e}", b.name))
+        .collect();
+    let invalid = (!collapsed.is_empty()).then(|| {
+        format!(
+            "{} during the timed steps (below {MIN_VALID_VOLUME_RATIO}): the times are of a collapsing body",
+            collapsed.join(", ")
+        )
+    });
+    if let Some(why) = &invalid {
+        eprintln!("bench: INVALID timing: {why}");
+    }
     let builds_timed = amg_builds(&world) - builds_warmup;
     // The first body's free vertices decide `auto` (`amg_setup` builds on that body).
     let free = world
@@ -493,6 +479,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         rayon::current_num_threads() > 1,
     );
     let report = Report {
+        valid: invalid.is_none(),
+        invalid_reason: invalid,
         scene: scene.name.clone(),
         threads: rayon::current_num_threads(),
         simd: compiled_simd(),
@@ -556,7 +544,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     };
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-    Ok(())
+    Ok(if report.valid { 0 } else { crate::EXIT_INVALID })
 }
 
 /// The widest vector instruction set the binary was compiled for (see [`Report::simd`]).

@@ -110,7 +110,7 @@ fn main() {
     let result: Result<i32> = pool.install(|| match cli.command {
         Command::Run(args) => run::run(args),
         Command::Render(args) => render::render(args),
-        Command::Bench(args) => bench::bench(args).map(|()| 0),
+        Command::Bench(args) => bench::bench(args),
         Command::Mesh(args) => mesh::mesh(args).map(|()| 0),
         Command::Modes(args) => modes::modes(args),
         Command::View(args) => view::view(args),

@@ -164,12 +164,15 @@ fn bench_prints_json_with_a_phase_breakdown() {
     let ratio = r["bodies"][0]["min_volume_ratio_timed"].as_f64().unwrap();
     assert!(ratio > 0.9 && ratio <= 1.0 + 1e-9, "{ratio}");
     assert_eq!(r["bodies"][0]["inverted_tets_end"], 0);
+    assert_eq!(r["valid"], true);
+    assert!(r.get("invalid_reason").is_none());
 }
 
 /// A bench whose body inverts tets during the timed steps says so, in the JSON and on stderr
-/// (the linear model under 30 g: its clamped end collapses within a few steps).
+/// (the linear model under 30 g: its clamped end collapses within a few steps), and refuses
+/// the timing (issue 43): `valid: false`, the reason on stderr, exit status 3.
 #[test]
-fn bench_reports_tets_inverted_during_the_timed_steps() {
+fn bench_refuses_the_timing_of_a_collapsing_body() {
     let dir = temp_dir("bench_inverted");
     let path = dir.join("heavy.toml");
     let scene = std::fs::read_to_string(repo().join("scenes/bar.toml"))
@@ -195,8 +198,14 @@ fn bench_reports_tets_inverted_during_the_timed_steps() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
     let r: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(r["valid"], false);
+    assert!(r["invalid_reason"].as_str().unwrap().contains("body `bar`"));
+    assert!(
+        stderr.contains("bench: INVALID timing: body `bar`"),
+        "{stderr}"
+    );
     let body = &r["bodies"][0];
     let ratio = body["min_volume_ratio_timed"].as_f64().unwrap();
     assert!(ratio < 0.0, "{ratio}");

@@ -48,7 +48,7 @@ fn every_bundled_scene_loads() {
                 // Building the 160k-tet bench bar takes a while in debug builds: parse only.
                 if scene.adaptive.is_some() {
                     scene.build_adaptive().unwrap_or_else(|e| panic!("{e}"));
-                } else if !scene.name.ends_with("160k") {
+                } else if !scene.name.contains("160k") {
                     scene.build_world().unwrap_or_else(|e| panic!("{e}"));
                 }
                 n += 1;

@@ -64,7 +64,7 @@ fn every_missing_and_unknown_key_is_reported_at_once_with_its_line() {
     let lines: Vec<&str> = e.lines().collect();
     let expected = [
         "s.toml:3:14: body[0].material.modle: unknown field `modle` (did you mean `model`?)",
-        "s.toml:3:1: body[0].material.model: missing field `model` (one of \"linear\", \"corotational\", \"warped\", \"stvk\", \"hybrid\", \"liesenfeld_stolfi\", \"fixed_corotated\", \"mass_spring\")",
+        "s.toml:3:1: body[0].material.model: missing field `model` (one of \"linear\", \"corotational\", \"warped\", \"stvk\", \"hybrid\", \"liesenfeld_stolfi\", \"fixed_corotated\", \"mass_spring\", \"fast_corotated\")",
         "s.toml:2:1: body[0].mesh: missing field `mesh`",
         "s.toml:5:1: body[1].mesh.kind: missing field `kind` (one of \"box\", \"tetgen\", \"gmsh\", \"vtu\", \"vtk\", \"medit\", \"surface\", \"file\", \"given\")",
         "s.toml:6:32: body[1].material.yungs: unknown field `yungs` (did you mean `youngs`?)",

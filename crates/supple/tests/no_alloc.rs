@@ -309,3 +309,27 @@ fn a_linked_rkf45_group_does_not_allocate() {
         assert!(w.constraint_residual() <= 1e-8);
     });
 }
+
+/// `fast_corotated` (Kugelstadt et al. 2018): once its matrix is factored (the first step),
+/// its steps — rotations, right-hand sides, back-substitutions, volume sweeps — allocate
+/// nothing; on the 450-tet bar and on a 20k-tet one (the parallel element loops).
+#[test]
+fn fast_corotated_steps_do_not_allocate() {
+    use supple::fem::material::FastCorotatedSettings;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        for cells in [[10, 3, 3], [40, 10, 10]] {
+            let model = ModelKind::FastCorotated(FastCorotatedSettings {
+                iterations: 2,
+                volume_sweeps: 2,
+            });
+            let desc = common::bar(cells, 1.0 / cells[0] as f64, TetSplit::Five, model, true);
+            let mut w = common::world(desc, 9.81, 0.01, common::pcg(1e-6));
+            let n = allocations_in_steps(&mut w);
+            assert_eq!(n, 0, "{cells:?}: {n} allocations in 3 steps");
+        }
+    });
+}

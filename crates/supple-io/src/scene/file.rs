@@ -341,6 +341,11 @@ pub(super) struct MaterialSection {
     pub(super) ghost_correction: Option<bool>,
     /// mass_spring only: "hookean" (default) | "linear" | "warped".
     pub(super) springs: Option<SpringsName>,
+    /// fast_corotated only: local–global iterations per step (default 1, the paper's step).
+    pub(super) iterations: Option<u32>,
+    /// fast_corotated only: Gauss–Seidel sweeps of the volume constraints per iteration
+    /// (default 2).
+    pub(super) volume_sweeps: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -362,6 +367,7 @@ pub(super) enum ModelName {
     LiesenfeldStolfi,
     FixedCorotated,
     MassSpring,
+    FastCorotated,
 }
 
 #[derive(

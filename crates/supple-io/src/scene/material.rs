@@ -3,8 +3,8 @@
 
 use super::file::*;
 use supple::fem::material::{
-    CorotationalSettings, CorotationalTangent, ModelKind, RotationField, RotationMethod,
-    SpringForce, ViscosityKind, WarpedTangent,
+    CorotationalSettings, CorotationalTangent, FastCorotatedSettings, ModelKind, RotationField,
+    RotationMethod, SpringForce, ViscosityKind, WarpedTangent,
 };
 
 /// The validated material of one body: the model and Young's modulus and Poisson's ratio
@@ -16,6 +16,10 @@ pub(super) struct Material {
     /// A note for the run (a given constant the model does not use).
     pub(super) note: Option<String>,
 }
+
+/// The most `iterations` and `volume_sweeps` of `fast_corotated` (bounded work per step:
+/// past a few hundred the step has long converged).
+const MAX_FAST_ITERATIONS: u32 = 1000;
 
 /// Young's modulus and Poisson's ratio from Lamé parameters:
 /// `E = μ(3λ + 2μ)/(λ + μ)`, `ν = λ / (2(λ + μ))`.
@@ -112,6 +116,8 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         only(m.ghost_correction.is_some(), "ghost_correction", "warped")?;
     }
     only(m.springs.is_some(), "springs", "mass_spring")?;
+    only(m.iterations.is_some(), "iterations", "fast_corotated")?;
+    only(m.volume_sweeps.is_some(), "volume_sweeps", "fast_corotated")?;
     let field = match m.rotation_field.unwrap_or(RotationFieldName::LeastSquares) {
         RotationFieldName::EdgeFrame => RotationField::EdgeFrame,
         RotationFieldName::LeastSquares => RotationField::LeastSquares,
@@ -166,6 +172,25 @@ pub(super) fn material(m: &MaterialSection, mkey: &str) -> Result<Material, Stri
         ModelName::Hybrid => ModelKind::Hybrid,
         ModelName::LiesenfeldStolfi => ModelKind::LiesenfeldStolfi,
         ModelName::FixedCorotated => ModelKind::FixedCorotated,
+        ModelName::FastCorotated => {
+            let defaults = FastCorotatedSettings::default();
+            let iterations = m.iterations.unwrap_or(defaults.iterations);
+            if !(1..=MAX_FAST_ITERATIONS).contains(&iterations) {
+                return Err(format!(
+                    "{mkey}.iterations = {iterations}: must be 1 to {MAX_FAST_ITERATIONS}"
+                ));
+            }
+            let volume_sweeps = m.volume_sweeps.unwrap_or(defaults.volume_sweeps);
+            if volume_sweeps > MAX_FAST_ITERATIONS {
+                return Err(format!(
+                    "{mkey}.volume_sweeps = {volume_sweeps}: must be at most {MAX_FAST_ITERATIONS}"
+                ));
+            }
+            ModelKind::FastCorotated(FastCorotatedSettings {
+                iterations,
+                volume_sweeps,
+            })
+        }
         ModelName::MassSpring => ModelKind::MassSpring(match m.springs {
             None | Some(SpringsName::Hookean) => SpringForce::Hookean,
             Some(SpringsName::Linear) => SpringForce::Linear,
@@ -201,6 +226,7 @@ impl ModelName {
             ModelName::LiesenfeldStolfi => "liesenfeld_stolfi",
             ModelName::FixedCorotated => "fixed_corotated",
             ModelName::MassSpring => "mass_spring",
+            ModelName::FastCorotated => "fast_corotated",
         }
     }
 }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use supple::body::{Body, BodyDesc};
 use supple::constraint::ExactSettings;
 use supple::contact::ContactSettings;
+use supple::fem::material::ModelKind;
 use supple::hierarchical::HierarchicalStepper;
 use supple::linalg::{OrderingKind, PcgSettings, Preconditioner};
 use supple::time::{Integrator, IntegratorKind, LinearSolverKind, WarmStart};
@@ -401,6 +402,14 @@ fn validate(
         bodies.push(body);
         surfaces.push(surface);
     }
+    fast_corotated_support(
+        &bodies,
+        &hierarchy_sections,
+        adaptive.is_some(),
+        &integrator,
+        contact.as_ref(),
+    )
+    .map_err(invalid)?;
     if adaptive.is_some() && hierarchy_sections.iter().any(Option::is_some) {
         return Err(invalid(
             "[adaptive] and body[0].hierarchy: a body is either adaptive (Debunne) or hierarchical (Hauth & Straßer), not both".into(),
@@ -502,6 +511,53 @@ fn validate(
         notes,
         adaptive,
     })
+}
+
+/// `fast_corotated` bodies step by their own operator-splitting backward Euler
+/// (`supple::time::FastCorotatedStep`): refuses what that step cannot take part in — other
+/// integrators, the coupled IPC contact step, hierarchical and adaptive bodies.
+fn fast_corotated_support<T>(
+    bodies: &[BodyDesc],
+    hierarchies: &[Option<T>],
+    adaptive: bool,
+    integrator: &IntegratorKind,
+    contact: Option<&ContactSettings>,
+) -> Result<(), String> {
+    let Some(i) = bodies
+        .iter()
+        .position(|b| matches!(b.model, ModelKind::FastCorotated(_)))
+    else {
+        return Ok(());
+    };
+    let key = format!("body[{i}].material.model = \"fast_corotated\"");
+    if !matches!(
+        integrator,
+        IntegratorKind::BackwardEulerLinearized { .. } | IntegratorKind::BackwardEuler { .. }
+    ) {
+        return Err(format!(
+            "{key}: the model is stepped by its own operator-splitting backward Euler; integrator.kind must be \"backward_euler_linearized\" or \"backward_euler\""
+        ));
+    }
+    if contact.is_some_and(|c| matches!(c.response, supple::contact::Response::Ipc(_))) {
+        return Err(format!(
+            "{key}: contact.response = \"ipc\" is not supported (the coupled IPC step cannot take an operator-splitting body); use \"projection\" or \"springs\""
+        ));
+    }
+    if let Some(j) = bodies
+        .iter()
+        .zip(hierarchies)
+        .position(|(b, h)| h.is_some() && matches!(b.model, ModelKind::FastCorotated(_)))
+    {
+        return Err(format!(
+            "body[{j}].hierarchy: not supported with model fast_corotated"
+        ));
+    }
+    if adaptive {
+        return Err(format!(
+            "{key}: [adaptive] is not supported with this model"
+        ));
+    }
+    Ok(())
 }
 
 /// The `[step_control]` section over the library's defaults, validated.

@@ -23,7 +23,7 @@ mod upper;
 pub use amg::{Amg, AmgInfo, AmgSettings, Merge as AmgMerge};
 pub use block_csr::{BlockCsr, BlockPattern};
 pub use cg::{conjugate_gradient, CgError, CgInfo, CgWorkspace, Precond};
-pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, SparseCholesky};
+pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, ScalarCholesky, SparseCholesky};
 pub use eisenstat::EisenstatSsor;
 pub use multicolor::MulticolorSsor;
 pub use ordering::{Graph, OrderingKind, Permutation};

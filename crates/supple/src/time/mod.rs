@@ -4,6 +4,7 @@
 mod backward_euler;
 mod backward_euler_linearized;
 pub(crate) mod bdf;
+mod fast_corotated;
 pub mod inputs;
 mod newmark;
 mod newton;
@@ -17,6 +18,7 @@ pub mod warm_start;
 pub use backward_euler::BackwardEuler;
 pub use backward_euler_linearized::LinearizedBackwardEuler;
 pub use bdf::Bdf;
+pub use fast_corotated::FastCorotatedStep;
 pub use inputs::{Anchors, BodyInputs, MovingHolds, PointSpring, StepInputs};
 pub use newmark::Newmark;
 pub use newton::NewtonSettings;
@@ -295,6 +297,25 @@ impl IntegratorKind {
     /// Creates the integrator with workspaces sized for `body` (for a direct solver: the
     /// ordering and the symbolic factorization).
     pub fn build(&self, body: &Body) -> Result<Box<dyn Integrator>, IntegratorError> {
+        // A model stepped by operator splitting (`fast_corotated`) takes the place of the
+        // backward Euler integrators; the others cannot step it.
+        if let Some(settings) = body.model.splitting() {
+            let solver = match self {
+                IntegratorKind::BackwardEulerLinearized { solver, .. } => solver,
+                IntegratorKind::BackwardEuler { newton } => &newton.solver,
+                _ => {
+                    return Err(IntegratorError::Unsupported {
+                        body: body.name.clone(),
+                        reason: "model fast_corotated is stepped by its own operator-splitting backward Euler: the integrator must be backward_euler_linearized or backward_euler",
+                    })
+                }
+            };
+            let ordering = match solver {
+                LinearSolverKind::Cholesky { ordering } => *ordering,
+                LinearSolverKind::Pcg(_) => crate::linalg::OrderingKind::Nd,
+            };
+            return Ok(Box::new(FastCorotatedStep::new(body, settings, ordering)?));
+        }
         let linear_solve = matches!(
             self,
             IntegratorKind::BackwardEulerLinearized { .. }

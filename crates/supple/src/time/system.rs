@@ -197,7 +197,7 @@ impl System {
 
 /// `out +=` the inputs' anchor forces, external forces and the position part of the point
 /// springs ([`super::inputs::PointSpring::add_position_forces`]).
-fn add_input_forces(inputs: &StepInputs, x: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
+pub(crate) fn add_input_forces(inputs: &StepInputs, x: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
     if let Some(anchors) = inputs.active_anchors() {
         anchors.add_forces(x, out);
     }

@@ -5,6 +5,7 @@
 
 mod coarse_frames;
 mod corotational;
+mod fast_corotated;
 mod fixed_corotated;
 mod hybrid;
 mod hyperelastic;
@@ -18,6 +19,7 @@ mod warped;
 
 pub use coarse_frames::CoarseFrameCorotational;
 pub use corotational::{Corotational, CorotationalTangent};
+pub use fast_corotated::{FastCorotatedModel, FastCorotatedSettings};
 pub use fixed_corotated::FixedCorotated;
 pub use hybrid::Hybrid;
 pub use hyperelastic::{Hyperelastic, HyperelasticLaw, Pk1Derivative};
@@ -146,6 +148,13 @@ pub trait ForceModel: Send + Sync + std::fmt::Debug {
         _out: &mut [Matrix3<f64>],
     ) -> bool {
         false
+    }
+
+    /// `Some` for a model that must be stepped by the operator-splitting corotated step
+    /// (`fast_corotated`, [`crate::time::FastCorotatedStep`]) rather than by the world's
+    /// integrator itself; the settings of that step.
+    fn splitting(&self) -> Option<FastCorotatedSettings> {
+        None
     }
 }
 
@@ -279,6 +288,9 @@ pub enum ModelKind {
     /// A spring network on the mesh's edges, Hookean, linearized or warped
     /// (`material::mass_spring`; Müller et al. 2002 §3 warp spring networks as FEM).
     MassSpring(SpringForce),
+    /// The corotational energy stepped by operator splitting (Kugelstadt et al. 2018;
+    /// `material::fast_corotated`, [`crate::time::FastCorotatedStep`]).
+    FastCorotated(FastCorotatedSettings),
 }
 
 impl ModelKind {
@@ -302,6 +314,7 @@ impl ModelKind {
             ModelKind::LiesenfeldStolfi => "liesenfeld_stolfi",
             ModelKind::FixedCorotated => "fixed_corotated",
             ModelKind::MassSpring(_) => "mass_spring",
+            ModelKind::FastCorotated(_) => "fast_corotated",
         }
     }
 }
@@ -324,6 +337,9 @@ pub fn build_model(
         }
         ModelKind::FixedCorotated => Box::new(Hyperelastic::new(FixedCorotated::new(lame))),
         ModelKind::MassSpring(law) => mass_spring::build(law, lame, mesh, elems),
+        ModelKind::FastCorotated(settings) => {
+            Box::new(FastCorotatedModel::new(lame, settings, elems))
+        }
         ModelKind::Warped {
             field,
             ghost_correction,

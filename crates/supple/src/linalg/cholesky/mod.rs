@@ -34,6 +34,9 @@ use nalgebra::{Matrix3, Vector3};
 use std::sync::Arc;
 use thiserror::Error;
 
+mod scalar;
+pub use scalar::ScalarCholesky;
+
 /// faer's parallel mode on `threads` rayon threads. On wasm32 faer is built without its
 /// `rayon` feature (crates/supple/Cargo.toml), so the parallel mode is the sequential one there.
 #[cfg(not(target_arch = "wasm32"))]
