@@ -2,14 +2,15 @@
 //! by isosurface stuffing (Labelle & Shewchuk 2007; `supple::mesh::stuffing`) and write them as
 //! TetGen `.node/.ele` or VTU, printing the mesh's quality.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
-use supple::mesh::stuffing::{stuff, StuffingParams};
+use supple::mesh::stuffing::{lattice_vertices, stuff, StuffingParams};
 use supple_io::import::surface::load_surface;
 use supple_io::tetgen::write_tetgen;
 use supple_io::vtu::{write_vtu, VtuFrame};
+use supple_run::budget::limits::memory_limit;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum MeshFormatArg {
@@ -29,10 +30,45 @@ pub struct MeshArgs {
     pub out: PathBuf,
     #[arg(long, value_enum, default_value_t = MeshFormatArg::Tetgen)]
     pub format: MeshFormatArg,
-    /// Refuse lattices with more vertices than this (memory: about 5 bytes per lattice vertex
-    /// plus the output).
-    #[arg(long, default_value_t = 200_000_000)]
+    /// Refuse lattices with more vertices than this (memory: about 16 bytes per lattice vertex
+    /// plus the output; the default, about 0.8 GB, takes under a minute of one core).
+    #[arg(long, default_value_t = 50_000_000)]
     pub max_lattice_vertices: usize,
+}
+
+/// Peak memory per lattice vertex: the signed values, labels and cut bookkeeping. Measured:
+/// 1.58 GB for the 1.0·10⁸-vertex lattice around a stretched bunny (issue 45's fuzz run,
+/// whose output was small).
+const BYTES_PER_LATTICE_VERTEX: f64 = 16.0;
+/// Peak memory per lattice cube of the enclosed volume: the output's BCC share of about 6
+/// tets (16 bytes) and 2 vertices (24 bytes) per cube, each held twice while collected.
+const BYTES_PER_FILLED_CUBE: f64 = 288.0;
+
+/// Refuses a stuffing whose estimated memory is above what this process may use (the
+/// smallest of the available memory, `ulimit -v` and the control group's limit): a lattice
+/// within `--max-lattice-vertices` but not within `ulimit -v 2097152` once aborted in an
+/// allocation after two minutes.
+fn check_memory(args: &MeshArgs, surface: &supple::mesh::stuffing::TriangleSurface) -> Result<()> {
+    let lattice = lattice_vertices(surface, args.spacing);
+    if lattice > args.max_lattice_vertices {
+        return Ok(()); // refused by the stuffing itself, with the count
+    }
+    let cubes = surface.volume() / args.spacing.powi(3);
+    let need = BYTES_PER_LATTICE_VERTEX * lattice as f64 + BYTES_PER_FILLED_CUBE * cubes;
+    if let Some(limit) = memory_limit() {
+        if need > limit.bytes {
+            bail!(
+                "{}: stuffing at spacing {:?} needs about {:.2} GB ({lattice} lattice vertices, about {:.3e} tets), more than the {:.2} GB {}: use a larger spacing",
+                args.surface.display(),
+                args.spacing,
+                need / 1e9,
+                6.0 * cubes,
+                limit.bytes / 1e9,
+                limit.from
+            );
+        }
+    }
+    Ok(())
 }
 
 pub fn mesh(args: MeshArgs) -> Result<()> {
@@ -45,6 +81,7 @@ pub fn mesh(args: MeshArgs) -> Result<()> {
             surface.open_edges()
         );
     }
+    check_memory(&args, &surface)?;
     let mut params = StuffingParams::new(args.spacing);
     params.max_lattice_vertices = args.max_lattice_vertices;
     let out = stuff(&surface, &params).with_context(|| {

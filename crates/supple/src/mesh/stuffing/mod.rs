@@ -125,7 +125,7 @@ pub struct StuffingParams {
 impl StuffingParams {
     /// The paper's parameters for dihedral angles in [10.7°, 164.8°] (Labelle & Shewchuk
     /// 2007 §4: `α_long = 0.24999`, `α_short = 0.41189`), and at most 2·10⁸ lattice vertices
-    /// (about 1 GB of working memory).
+    /// (about 3 GB of working memory: 1.6 GB were measured for 10⁸ around a small surface).
     pub fn new(spacing: f64) -> Self {
         Self {
             spacing,
@@ -189,6 +189,22 @@ const CUT: u64 = 1 << 63;
 /// `1e300`, well inside `f64` (max about `1.8e308`). Past it, squared distances overflow to
 /// infinity and regula falsi divides `∞` by `∞` (a cube of side 1e155 once panicked there).
 pub const MAX_COORDINATE: f64 = 1e100;
+
+/// How many lattice vertices [`stuff`] would use for `domain` at `spacing`, without building
+/// the lattice (`usize::MAX` when the count does not fit or the spacing is not usable), so
+/// that a caller can estimate the memory first: the stuffing's arrays grow with the lattice,
+/// and a `supple mesh` whose lattice was within the vertex limit but not within `ulimit -v`
+/// aborted in an allocation after two minutes (issue 45's fuzz run).
+pub fn lattice_vertices(domain: &dyn ImplicitDomain, spacing: f64) -> usize {
+    if !(spacing.is_finite() && spacing > 0.0) {
+        return usize::MAX;
+    }
+    let (lo, hi) = domain.bounds();
+    match Lattice::covering(&lo, &hi, spacing, usize::MAX) {
+        Ok(lattice) => lattice.len(),
+        Err(n) => n,
+    }
+}
 
 /// Fills `domain` with tetrahedra (Labelle & Shewchuk 2007 §3). Every output tet is positively
 /// oriented; see the module docs for the angle bound.
