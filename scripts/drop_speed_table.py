@@ -10,14 +10,16 @@ Run from the repository root after `cargo build --release -p supple-cli`:
 
     python3 scripts/drop_speed_table.py [--out /tmp/drop_speed] [--duration 0.5]
 
-It prints one Markdown row per (response, model) with one cell per (speed, dt): `ok` when
-the run exits 0, else the exit status and the first words of the reason the CLI printed.
+It prints one Markdown row per (response, model) with one cell per (speed, dt): `ok` and
+the largest relative volume change when the run exits 0, else the exit status and the
+verdict's first word, then the full reason of every failed run.
 Python standard library only.
 """
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,21 +56,22 @@ def run_one(binary, scene, out, model, speed, dt, response, duration, timeout):
         with open(path) as f:
             summary = json.load(f)
     lines = [l.strip() for l in err.splitlines() if l.strip()]
-    reason = lines[-1] if lines else ""
+    # The verdict's own line (`invalid: ...`, `diverged: ...`) says why; else the last one.
+    why = [l for l in lines if l.startswith(("invalid:", "diverged:", "error:"))]
+    reason = why[0] if why else (lines[-1] if lines else "")
     return code, reason, wall, summary
 
 
 def cell(code, reason, summary):
-    """A table cell: `ok` (with the largest volume change) or the status and reason."""
+    """A table cell: `ok` with the largest relative volume change, or the exit status and
+    the verdict's first word (the full reasons are listed under the table)."""
     if code == 0:
         vol = ""
         if summary and summary.get("bodies"):
-            vol = f" (dV {summary['bodies'][0]['volume_max_rel_change']:.2f})"
+            vol = f" {summary['bodies'][0]['volume_max_rel_change']:.2f}"
         return "ok" + vol
-    short = reason.replace("|", "/")
-    if len(short) > 70:
-        short = short[:67] + "..."
-    return f"**{code}**: {short}"
+    word = reason.split(":")[0] if reason else "?"
+    return f"**{code} {word}**"
 
 
 def main():
@@ -107,6 +110,12 @@ def main():
     print("|" + "---|" * (len(cols) + 2))
     for r in rows:
         print(r)
+    print()
+    for r in records:
+        if r["code"] != 0:
+            reason = re.sub(r"; frames.*$|, frames.*$", "", r["reason"]).replace("|", "/")
+            print(f"- {r['response']}, {r['model']}, {r['speed']:g} m/s, dt {r['dt'] * 1000:g} ms "
+                  f"(exit {r['code']}): {reason}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

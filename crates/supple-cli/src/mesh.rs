@@ -6,7 +6,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
-use supple::mesh::stuffing::{lattice_vertices, stuff, StuffingParams};
+use supple::mesh::stuffing::{
+    lattice_vertices, stuff, StuffingParams, BYTES_PER_INSIDE_VERTEX, BYTES_PER_LATTICE_VERTEX,
+};
 use supple_io::import::surface::load_surface;
 use supple_io::tetgen::write_tetgen;
 use supple_io::vtu::{write_vtu, VtuFrame};
@@ -36,14 +38,6 @@ pub struct MeshArgs {
     pub max_lattice_vertices: usize,
 }
 
-/// Peak memory per lattice vertex: the signed values, labels and cut bookkeeping. Measured:
-/// 1.58 GB for the 1.0·10⁸-vertex lattice around a stretched bunny (issue 45's fuzz run,
-/// whose output was small).
-const BYTES_PER_LATTICE_VERTEX: f64 = 16.0;
-/// Peak memory per lattice cube of the enclosed volume: the output's BCC share of about 6
-/// tets (16 bytes) and 2 vertices (24 bytes) per cube, each held twice while collected.
-const BYTES_PER_FILLED_CUBE: f64 = 288.0;
-
 /// Refuses a stuffing whose estimated memory is above what this process may use (the
 /// smallest of the available memory, `ulimit -v` and the control group's limit): a lattice
 /// within `--max-lattice-vertices` but not within `ulimit -v 2097152` once aborted in an
@@ -53,8 +47,9 @@ fn check_memory(args: &MeshArgs, surface: &supple::mesh::stuffing::TriangleSurfa
     if lattice > args.max_lattice_vertices {
         return Ok(()); // refused by the stuffing itself, with the count
     }
+    // The BCC lattice has two vertices per cube of side h: those inside the enclosed volume.
     let cubes = surface.volume() / args.spacing.powi(3);
-    let need = BYTES_PER_LATTICE_VERTEX * lattice as f64 + BYTES_PER_FILLED_CUBE * cubes;
+    let need = BYTES_PER_LATTICE_VERTEX * lattice as f64 + BYTES_PER_INSIDE_VERTEX * 2.0 * cubes;
     if let Some(limit) = memory_limit() {
         if need > limit.bytes {
             bail!(
@@ -84,12 +79,21 @@ pub fn mesh(args: MeshArgs) -> Result<()> {
     check_memory(&args, &surface)?;
     let mut params = StuffingParams::new(args.spacing);
     params.max_lattice_vertices = args.max_lattice_vertices;
+    // Judged again once the signs tell how much of the lattice is inside (a flat or open
+    // surface encloses no volume but fills a slab).
+    let limit = memory_limit();
+    if let Some(limit) = &limit {
+        params.max_memory = limit.bytes;
+    }
     let out = stuff(&surface, &params).with_context(|| {
         format!(
             // Shortest round-trip form: `1e299`, not 300 digits.
-            "{}: stuffing at spacing {:?}",
+            "{}: stuffing at spacing {:?}{}",
             args.surface.display(),
-            args.spacing
+            args.spacing,
+            limit
+                .as_ref()
+                .map_or(String::new(), |l| format!(" (memory: {})", l.from))
         )
     })?;
     let seconds = start.elapsed().as_secs_f64();

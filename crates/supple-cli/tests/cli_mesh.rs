@@ -158,3 +158,29 @@ fn a_stuffing_beyond_the_address_space_limit_is_refused_before_it_starts() {
     assert_eq!(code, Some(0), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The same fuzz run, shrunk: two triangles in the plane x = 0 (an open STL) enclose no
+/// volume, so the first estimate passes, but ray parity puts a slab of the lattice inside and
+/// the fill made 3 tets per lattice vertex; under `ulimit -v` it aborted in an allocation.
+/// Once the signs are known the inside count is judged against the same limit.
+#[test]
+fn a_flat_surface_whose_fill_exceeds_the_address_space_limit_is_refused() {
+    let dir = temp_dir("flat");
+    let stl = "solid flat\n facet normal 0 0 0\n  outer loop\n   vertex 0 0 0\n   vertex 0 0 1\n   vertex 0 1 1\n  endloop\n endfacet\n facet normal 0 0 0\n  outer loop\n   vertex 0 0 0\n   vertex 0 1 1\n   vertex 0 1 0\n  endloop\n endfacet\nendsolid flat\n";
+    std::fs::write(dir.join("flat.stl"), stl).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" --threads 1 mesh \"$1\" --spacing 2e-3 --out \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_supple"))
+        .arg(dir.join("flat.stl"))
+        .arg(dir.join("filled"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("flat.stl") && err.contains("inside the surface") && err.contains("ulimit -v"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

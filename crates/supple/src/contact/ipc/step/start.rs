@@ -41,7 +41,7 @@ impl IpcStep {
                     _ => continue,
                 };
                 let prox = o.proximity(obstacles.time, &q);
-                if !(prox.distance >= -self.dhat) {
+                if prox.distance.is_nan() || prox.distance < -self.dhat {
                     let b = self.mesh.owner[i] as usize;
                     return Err(IpcFailure::Inside {
                         body: b,
