@@ -2,12 +2,13 @@
 //! by isosurface stuffing (Labelle & Shewchuk 2007; `supple::mesh::stuffing`) and write them as
 //! TetGen `.node/.ele` or VTU, printing the mesh's quality.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
 use supple::mesh::stuffing::{
-    lattice_vertices, stuff, StuffingParams, BYTES_PER_INSIDE_VERTEX, BYTES_PER_LATTICE_VERTEX,
+    lattice_vertices, stuff, StuffingError, StuffingParams, BYTES_PER_INSIDE_VERTEX,
+    BYTES_PER_LATTICE_VERTEX,
 };
 use supple_io::import::surface::load_surface;
 use supple_io::tetgen::write_tetgen;
@@ -85,15 +86,17 @@ pub fn mesh(args: MeshArgs) -> Result<()> {
     if let Some(limit) = &limit {
         params.max_memory = limit.bytes;
     }
-    let out = stuff(&surface, &params).with_context(|| {
-        format!(
-            // Shortest round-trip form: `1e299`, not 300 digits.
-            "{}: stuffing at spacing {:?}{}",
+    let out = stuff(&surface, &params).map_err(|e| {
+        // The memory refusal says whose limit it met.
+        let from = match (&e, &limit) {
+            (StuffingError::TooMuchMemory { .. }, Some(l)) => format!(" ({})", l.from),
+            _ => String::new(),
+        };
+        // Shortest round-trip form of the spacing: `1e299`, not 300 digits.
+        anyhow!(
+            "{}: stuffing at spacing {:?}: {e}{from}",
             args.surface.display(),
-            args.spacing,
-            limit
-                .as_ref()
-                .map_or(String::new(), |l| format!(" (memory: {})", l.from))
+            args.spacing
         )
     })?;
     let seconds = start.elapsed().as_secs_f64();
