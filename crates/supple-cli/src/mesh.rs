@@ -2,14 +2,18 @@
 //! by isosurface stuffing (Labelle & Shewchuk 2007; `supple::mesh::stuffing`) and write them as
 //! TetGen `.node/.ele` or VTU, printing the mesh's quality.
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Instant;
-use supple::mesh::stuffing::{stuff, StuffingParams};
+use supple::mesh::stuffing::{
+    lattice_vertices, stuff, StuffingError, StuffingParams, BYTES_PER_INSIDE_VERTEX,
+    BYTES_PER_LATTICE_VERTEX,
+};
 use supple_io::import::surface::load_surface;
 use supple_io::tetgen::write_tetgen;
 use supple_io::vtu::{write_vtu, VtuFrame};
+use supple_run::budget::limits::memory_limit;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum MeshFormatArg {
@@ -29,10 +33,38 @@ pub struct MeshArgs {
     pub out: PathBuf,
     #[arg(long, value_enum, default_value_t = MeshFormatArg::Tetgen)]
     pub format: MeshFormatArg,
-    /// Refuse lattices with more vertices than this (memory: about 5 bytes per lattice vertex
-    /// plus the output).
-    #[arg(long, default_value_t = 200_000_000)]
+    /// Refuse lattices with more vertices than this (memory: about 16 bytes per lattice vertex
+    /// plus the output; the default, about 0.8 GB, takes under a minute of one core).
+    #[arg(long, default_value_t = 50_000_000)]
     pub max_lattice_vertices: usize,
+}
+
+/// Refuses a stuffing whose estimated memory is above what this process may use (the
+/// smallest of the available memory, `ulimit -v` and the control group's limit): a lattice
+/// within `--max-lattice-vertices` but not within `ulimit -v 2097152` once aborted in an
+/// allocation after two minutes.
+fn check_memory(args: &MeshArgs, surface: &supple::mesh::stuffing::TriangleSurface) -> Result<()> {
+    let lattice = lattice_vertices(surface, args.spacing);
+    if lattice > args.max_lattice_vertices {
+        return Ok(()); // refused by the stuffing itself, with the count
+    }
+    // The BCC lattice has two vertices per cube of side h: those inside the enclosed volume.
+    let cubes = surface.volume() / args.spacing.powi(3);
+    let need = BYTES_PER_LATTICE_VERTEX * lattice as f64 + BYTES_PER_INSIDE_VERTEX * 2.0 * cubes;
+    if let Some(limit) = memory_limit() {
+        if need > limit.bytes {
+            bail!(
+                "{}: stuffing at spacing {:?} needs about {:.2} GB ({lattice} lattice vertices, about {:.3e} tets), more than the {:.2} GB {}: use a larger spacing",
+                args.surface.display(),
+                args.spacing,
+                need / 1e9,
+                6.0 * cubes,
+                limit.bytes / 1e9,
+                limit.from
+            );
+        }
+    }
+    Ok(())
 }
 
 pub fn mesh(args: MeshArgs) -> Result<()> {
@@ -45,12 +77,24 @@ pub fn mesh(args: MeshArgs) -> Result<()> {
             surface.open_edges()
         );
     }
+    check_memory(&args, &surface)?;
     let mut params = StuffingParams::new(args.spacing);
     params.max_lattice_vertices = args.max_lattice_vertices;
-    let out = stuff(&surface, &params).with_context(|| {
-        format!(
-            // Shortest round-trip form: `1e299`, not 300 digits.
-            "{}: stuffing at spacing {:?}",
+    // Judged again once the signs tell how much of the lattice is inside (a flat or open
+    // surface encloses no volume but fills a slab).
+    let limit = memory_limit();
+    if let Some(limit) = &limit {
+        params.max_memory = limit.bytes;
+    }
+    let out = stuff(&surface, &params).map_err(|e| {
+        // The memory refusal says whose limit it met.
+        let from = match (&e, &limit) {
+            (StuffingError::TooMuchMemory { .. }, Some(l)) => format!(" ({})", l.from),
+            _ => String::new(),
+        };
+        // Shortest round-trip form of the spacing: `1e299`, not 300 digits.
+        anyhow!(
+            "{}: stuffing at spacing {:?}: {e}{from}",
             args.surface.display(),
             args.spacing
         )

@@ -104,3 +104,83 @@ fn bad_surfaces_and_spacings_are_refused() {
     let out = supple().args(["mesh", "--spacing", "1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(64));
 }
+
+/// Issue 45's fuzz run: a cube stuffed at a spacing whose lattice was within the vertex limit
+/// but whose arrays and output were not within `ulimit -v 2097152` ran for two minutes and
+/// aborted in an allocation (SIGABRT). The memory is now estimated first and compared with
+/// what the process may use: under a 1 GiB address-space limit the fine cube is refused at
+/// once, naming the file and the limit, and a coarse one is still stuffed.
+#[test]
+fn a_stuffing_beyond_the_address_space_limit_is_refused_before_it_starts() {
+    let dir = temp_dir("ulimit");
+    let mut obj = String::new();
+    for i in 0..8 {
+        obj += &format!("v {} {} {}\n", i & 1, (i >> 1) & 1, (i >> 2) & 1);
+    }
+    // Corners numbered by the bits x, y, z; two triangles per face.
+    for f in [
+        [1, 3, 4, 2],
+        [5, 6, 8, 7],
+        [1, 2, 6, 5],
+        [3, 7, 8, 4],
+        [1, 5, 7, 3],
+        [2, 4, 8, 6],
+    ] {
+        obj += &format!(
+            "f {} {} {}\nf {} {} {}\n",
+            f[0], f[1], f[2], f[0], f[2], f[3]
+        );
+    }
+    std::fs::write(dir.join("cube.obj"), obj).unwrap();
+    let under_limit = |spacing: &str| {
+        let start = std::time::Instant::now();
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1048576 && exec \"$0\" --threads 1 mesh \"$1\" --spacing \"$2\" --out \"$3\"")
+            .arg(env!("CARGO_BIN_EXE_supple"))
+            .arg(dir.join("cube.obj"))
+            .arg(spacing)
+            .arg(dir.join("filled"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (o.status.code(), err, start.elapsed())
+    };
+    // 4·10⁷ lattice vertices (under the default limit) and about 10⁸ tets.
+    let (code, err, took) = under_limit("0.00373");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("cube.obj") && err.contains("ulimit -v") && err.contains("GB"),
+        "{err}"
+    );
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    let (code, err, _) = under_limit("0.25");
+    assert_eq!(code, Some(0), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same fuzz run, shrunk: two triangles in the plane x = 0 (an open STL) enclose no
+/// volume, so the first estimate passes, but ray parity puts a slab of the lattice inside and
+/// the fill made 3 tets per lattice vertex; under `ulimit -v` it aborted in an allocation.
+/// Once the signs are known the inside count is judged against the same limit.
+#[test]
+fn a_flat_surface_whose_fill_exceeds_the_address_space_limit_is_refused() {
+    let dir = temp_dir("flat");
+    let stl = "solid flat\n facet normal 0 0 0\n  outer loop\n   vertex 0 0 0\n   vertex 0 0 1\n   vertex 0 1 1\n  endloop\n endfacet\n facet normal 0 0 0\n  outer loop\n   vertex 0 0 0\n   vertex 0 1 1\n   vertex 0 1 0\n  endloop\n endfacet\nendsolid flat\n";
+    std::fs::write(dir.join("flat.stl"), stl).unwrap();
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" --threads 1 mesh \"$1\" --spacing 2e-3 --out \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_supple"))
+        .arg(dir.join("flat.stl"))
+        .arg(dir.join("filled"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("flat.stl") && err.contains("inside the surface") && err.contains("ulimit -v"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -32,7 +32,7 @@ pub mod uncrush;
 
 pub use broad::{Aabb, BroadPhase, BroadPhaseKind, BroadStats};
 pub use obstacle::{Obstacle, RigidPath, Shape};
-pub use pipeline::{Contact, ContactStats, PairHit, SkipChecks};
+pub use pipeline::{Contact, ContactStats, Inside, PairHit, SkipChecks};
 pub use springs::{Anchors, ContactSprings, Spring, VertexRef};
 pub use surface::ContactSurface;
 

@@ -17,6 +17,8 @@
 
 pub use super::detect::PairHit;
 mod hold;
+mod inside;
+pub use inside::Inside;
 mod skips;
 pub use skips::SkipChecks;
 mod sliding_hold;
@@ -337,7 +339,16 @@ impl Contact {
 
     /// The contact phase after the integrators moved the bodies from `t0` to `t0 + dt`.
     pub fn end_step(&mut self, bodies: &mut [Body], t0: f64, dt: f64) {
-        let n_bodies = bodies.len();
+        self.obstacle_phase(bodies, t0, dt);
+        self.surface_phase(bodies, t0, dt);
+    }
+
+    /// The first part of [`end_step`](Self::end_step): the obstacles (projection, lifts,
+    /// faces pushed out of rounded obstacles). The world checks the bodies between the two
+    /// parts, so that a state the obstacles blew up (an obstacle that swallows a body pushes
+    /// its vertices out by the obstacle's size) is failed before the surface phase's
+    /// continuous tests sweep those motions (`pipeline/inside.rs`).
+    pub fn obstacle_phase(&mut self, bodies: &mut [Body], t0: f64, dt: f64) {
         let mut stats = std::mem::take(&mut self.stats);
         let body_penetration = std::mem::take(&mut stats.body_penetration);
         stats = ContactStats {
@@ -426,6 +437,15 @@ impl Contact {
             self.x_before[b].copy_from_slice(&body.x);
         }
         stats.response_s += t_resp.elapsed().as_secs_f64();
+        self.stats = stats;
+    }
+
+    /// The rest of [`end_step`](Self::end_step) after
+    /// [`obstacle_phase`](Self::obstacle_phase): the surfaces, the obstacles again for
+    /// vertices the surface response pushed into one, and the velocities.
+    pub fn surface_phase(&mut self, bodies: &mut [Body], t0: f64, dt: f64) {
+        let n_bodies = bodies.len();
+        let mut stats = std::mem::take(&mut self.stats);
         // 2. Surfaces.
         if self.detector.is_some() {
             match self.settings.response {

@@ -141,6 +141,21 @@ impl StepControl {
         self.check_answer(body, false)
     }
 
+    /// The volume rule of [`check_answer`](Self::check_answer) alone: why the body's total
+    /// volume is outside [`volume_range`](Self::volume_range) × rest, if it is (never for a
+    /// linear static answer). The world asks it between the contact phase's obstacles and
+    /// surfaces, where an inverted tet may still be lifted but a blown-up body is lost.
+    pub fn check_volume(&self, body: &Body, linear_static: bool) -> Option<String> {
+        if linear_static {
+            return None;
+        }
+        let rest = body.elems.volume.iter().sum::<f64>();
+        let ratio = volume_and_inverted(body).0 / rest;
+        let [lo, hi] = self.volume_range;
+        (!(ratio >= lo && ratio <= hi))
+            .then(|| format!("total volume is {ratio:.3e} × the rest volume, outside [{lo}, {hi}]"))
+    }
+
     /// As [`check`](Self::check); with `linear_static` (the body's state is a linear static
     /// answer, see the module notes) only the state itself is judged (finite, not exploded).
     pub fn check_answer(&self, body: &Body, linear_static: bool) -> Option<String> {

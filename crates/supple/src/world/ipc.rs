@@ -85,6 +85,7 @@ impl World {
             )
             .map_err(|e| match e {
                 IpcFailure::Infeasible(m) => Failure::Hard(0, m),
+                IpcFailure::Inside { body, reason } => Failure::Hard(body, reason),
                 IpcFailure::NonFinite(what) => {
                     Failure::Hard(0, format!("non-finite {what} in the IPC step"))
                 }

@@ -434,8 +434,45 @@ impl World {
                         ),
                     ));
                 }
+                // The obstacle phase moves a vertex at least as far as it is deep inside an
+                // obstacle: one swallowed by an obstacle is judged here, before the phase's
+                // sweeps (`contact/pipeline/inside.rs`).
+                if let Some(inside) = contact.deepest_inside(b, body, t0 + h) {
+                    if inside.depth > limit {
+                        let name = &contact.settings().obstacles[inside.obstacle].name;
+                        return Err(Failure::Hard(
+                            b,
+                            format!(
+                                "vertex {} is {:.3e} m inside obstacle `{name}`, more than {JUMP_FACTOR} rest diagonals ({limit:.3e} m): the contact phase would move it that far (does the body start inside the obstacle?)",
+                                inside.vertex, inside.depth
+                            ),
+                        ));
+                    }
+                }
             }
-            contact.end_step(&mut self.bodies, t0, h);
+            // The obstacles first; a state they blew up (a body swallowed by an obstacle
+            // is pushed out by the obstacle's size) fails before the surface phase's sweeps.
+            contact.obstacle_phase(&mut self.bodies, t0, h);
+            for (b, body) in self.bodies.iter().enumerate() {
+                let linear = linear_static(&*self.integrators[b], body);
+                if let Some(reason) = self.control.check_volume(body, linear) {
+                    return Err(Failure::Hard(
+                        b,
+                        format!("{reason} after the obstacles' push"),
+                    ));
+                }
+                let (i, d) = contact.farthest_move(b, body);
+                let limit = JUMP_FACTOR * body.rest_diagonal;
+                if d.is_nan() || d > limit {
+                    return Err(Failure::Hard(
+                        b,
+                        format!(
+                            "the obstacles pushed vertex {i} {d:.3e} m in one step, more than {JUMP_FACTOR} rest diagonals ({limit:.3e} m)"
+                        ),
+                    ));
+                }
+            }
+            contact.surface_phase(&mut self.bodies, t0, h);
             unconverged |= hold::resolve_surface_contacts(
                 contact,
                 &mut self.bodies,

@@ -96,6 +96,9 @@ pub struct IpcTimes {
 pub enum IpcFailure {
     /// The step's start state already has a pair at distance 0 (bodies placed intersecting).
     Infeasible(String),
+    /// A free surface vertex of `body` starts the step deeper than `d̂` inside an obstacle
+    /// (`step/start.rs`): the body was placed inside it.
+    Inside { body: usize, reason: String },
     /// A non-finite value appeared.
     NonFinite(&'static str),
 }
@@ -262,7 +265,7 @@ impl IpcStep {
         // reach are first carried with it (a feasible start for Newton, not a change of the
         // state: the step's velocities are still measured from xⁿ).
         self.x_t.copy_from_slice(&self.x0);
-        let carried = self.carry_with_obstacles(obstacles);
+        let carried = self.carry_with_obstacles(obstacles)?;
         // The start state must be feasible; friction is lagged from it.
         self.update_set(false, obstacles)
             .map_err(|p| IpcFailure::Infeasible(self.describe(&p)))?;

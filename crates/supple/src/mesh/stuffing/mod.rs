@@ -120,18 +120,34 @@ pub struct StuffingParams {
     pub alpha_short: f64,
     /// Lattices with more vertices are refused ([`StuffingError::TooLarge`]).
     pub max_lattice_vertices: usize,
+    /// Bytes the stuffing may use ([`StuffingError::TooMuchMemory`]; infinite by default),
+    /// judged once the signs are known, before the tets are made: the output grows with the
+    /// lattice vertices inside the domain, which only the signs tell (a flat pair of
+    /// triangles at spacing 10⁻³ made 12·10⁶ tets from a 5·10⁶-vertex lattice and needed
+    /// 2.85 GB; under `ulimit -v 2097152` it aborted). With the default `f64::INFINITY` the
+    /// check is off.
+    pub max_memory: f64,
 }
+
+/// Peak memory of the stuffing per lattice vertex (signed values, labels, cut bookkeeping).
+/// Measured: 1.58 GB for the 1.0·10⁸-vertex lattice around a stretched bunny, small output.
+pub const BYTES_PER_LATTICE_VERTEX: f64 = 16.0;
+/// Peak memory per lattice vertex inside or on the domain (the output's vertices and about
+/// five tets per such vertex, and the fill's bookkeeping). Measured: 2.85 GB for the
+/// 2.46·10⁶ inside of a 5.0·10⁶-vertex lattice (4.0·10⁶ output vertices, 12·10⁶ tets).
+pub const BYTES_PER_INSIDE_VERTEX: f64 = 1200.0;
 
 impl StuffingParams {
     /// The paper's parameters for dihedral angles in [10.7°, 164.8°] (Labelle & Shewchuk
     /// 2007 §4: `α_long = 0.24999`, `α_short = 0.41189`), and at most 2·10⁸ lattice vertices
-    /// (about 1 GB of working memory).
+    /// (about 3 GB of working memory: 1.6 GB were measured for 10⁸ around a small surface).
     pub fn new(spacing: f64) -> Self {
         Self {
             spacing,
             alpha_long: 0.24999,
             alpha_short: 0.41189,
             max_lattice_vertices: 200_000_000,
+            max_memory: f64::INFINITY,
         }
     }
 }
@@ -175,6 +191,17 @@ pub enum StuffingError {
     OutOfRange { extent: f64, max: f64 },
     #[error("the domain's function is {value} (not finite) at ({:e}, {:e}, {:e})", .point[0], .point[1], .point[2])]
     NonFinite { point: [f64; 3], value: f64 },
+    #[error(
+        "the stuffing would need about {:.2} GB ({lattice} lattice vertices, {inside} inside the surface), more than the {:.2} GB it may use: use a larger spacing",
+        .bytes / 1e9,
+        .max / 1e9
+    )]
+    TooMuchMemory {
+        bytes: f64,
+        max: f64,
+        lattice: usize,
+        inside: usize,
+    },
     #[error("no tetrahedron: the domain is empty or thinner than the spacing")]
     Empty,
     #[error("the stuffed mesh is invalid: {0}")]
@@ -189,6 +216,22 @@ const CUT: u64 = 1 << 63;
 /// `1e300`, well inside `f64` (max about `1.8e308`). Past it, squared distances overflow to
 /// infinity and regula falsi divides `∞` by `∞` (a cube of side 1e155 once panicked there).
 pub const MAX_COORDINATE: f64 = 1e100;
+
+/// How many lattice vertices [`stuff`] would use for `domain` at `spacing`, without building
+/// the lattice (`usize::MAX` when the count does not fit or the spacing is not usable), so
+/// that a caller can estimate the memory first: the stuffing's arrays grow with the lattice,
+/// and a `supple mesh` whose lattice was within the vertex limit but not within `ulimit -v`
+/// aborted in an allocation after two minutes (issue 45's fuzz run).
+pub fn lattice_vertices(domain: &dyn ImplicitDomain, spacing: f64) -> usize {
+    if !(spacing.is_finite() && spacing > 0.0) {
+        return usize::MAX;
+    }
+    let (lo, hi) = domain.bounds();
+    match Lattice::covering(&lo, &hi, spacing, usize::MAX) {
+        Ok(lattice) => lattice.len(),
+        Err(n) => n,
+    }
+}
 
 /// Fills `domain` with tetrahedra (Labelle & Shewchuk 2007 §3). Every output tet is positively
 /// oriented; see the module docs for the angle bound.
@@ -240,6 +283,17 @@ pub fn stuff(
         });
     }
     let mut labels: Vec<i8> = values.into_iter().map(sign).collect();
+    let inside = labels.iter().filter(|&&l| l <= 0).count();
+    let bytes =
+        BYTES_PER_LATTICE_VERTEX * lat.len() as f64 + BYTES_PER_INSIDE_VERTEX * inside as f64;
+    if bytes > params.max_memory {
+        return Err(StuffingError::TooMuchMemory {
+            bytes,
+            max: params.max_memory,
+            lattice: lat.len(),
+            inside,
+        });
+    }
 
     // 2. Cut points on the edges with a sign change, keyed by edge, in key order.
     let cut_edges: Vec<(u64, u32, u32)> = (0..lat.len() as u32)

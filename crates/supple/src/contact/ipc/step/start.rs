@@ -1,7 +1,7 @@
 //! The coupled step's start (`step.rs`): a feasible first iterate against moving and
 //! touched obstacles, the messages for an infeasible start, and the test switch's check.
 
-use super::IpcStep;
+use super::{IpcFailure, IpcStep};
 use crate::contact::ipc::potential::{Obstacles, Pair, PairKind};
 
 impl IpcStep {
@@ -11,7 +11,17 @@ impl IpcStep {
     /// body placed on the ground at `y = 0`) pushed out along the normal to `d̂/2`. Returns
     /// whether any vertex was moved. `x_t` holds `x⁰` on entry. (The step's velocities are
     /// still measured from `x⁰`: this moves Newton's first iterate, not the state.)
-    pub(super) fn carry_with_obstacles(&mut self, obstacles: &Obstacles) -> bool {
+    ///
+    /// A vertex deeper than `d̂` inside an obstacle at the step's start (after the carry,
+    /// which keeps a vertex's distance to a moving obstacle) is refused with
+    /// [`IpcFailure::Inside`]: the body starts inside the obstacle, which no feasible state is
+    /// near; pushing it out would move it by the obstacle's size (a sphere of radius 1e9 m
+    /// around a scene pushed every vertex 1e9 m, and the failure was then reported as two
+    /// bodies crossing; issue 45 item 4).
+    pub(super) fn carry_with_obstacles(
+        &mut self,
+        obstacles: &Obstacles,
+    ) -> Result<bool, IpcFailure> {
         let mut carried = false;
         for o in obstacles.list {
             let (p0, p1) = (o.path.pose(obstacles.start), o.path.pose(obstacles.time));
@@ -31,6 +41,19 @@ impl IpcStep {
                     _ => continue,
                 };
                 let prox = o.proximity(obstacles.time, &q);
+                if prox.distance.is_nan() || prox.distance < -self.dhat {
+                    let b = self.mesh.owner[i] as usize;
+                    return Err(IpcFailure::Inside {
+                        body: b,
+                        reason: format!(
+                            "vertex {} is {:.3e} m inside obstacle `{}` at the step's start: IPC needs every body outside the obstacles (within d̂ = {:.3e} m is pushed out); move the body out of it",
+                            i - self.mesh.offsets[b],
+                            -prox.distance,
+                            o.name,
+                            self.dhat
+                        ),
+                    });
+                }
                 if prox.distance < 0.5 * self.dhat {
                     q += (0.5 * self.dhat - prox.distance) * prox.normal;
                 }
@@ -38,7 +61,7 @@ impl IpcStep {
                 carried = true;
             }
         }
-        carried
+        Ok(carried)
     }
 
     /// Names the bodies and vertices of an infeasible pair for the user.
