@@ -3,7 +3,7 @@
 //! tick's position and force are recorded (EXPERIMENTS.md, *The haptic loop*).
 //!
 //! ```sh
-//! cargo run --release -p supple-run --example haptic_demo -- scenes/grab_tube.toml /tmp/haptic
+//! cargo run --release -p supple-run --example haptic_demo -- scenes/grab_tube.toml haptic
 //! ```
 //! The scene's first `[[grab]]` is taken over by the device: it grabs at the grab's `start`
 //! and releases at its `release`, and the device follows the grab's `path` with a tremor of
