@@ -1,7 +1,9 @@
 //! A haptic-rate force loop: a device asks "what force is on the tool at position `p`?"
-//! about a thousand times a second while the simulation steps at 20–100 Hz (Zhuang & Canny
-//! §7, interfacing the deformable model to a Phantom; Debunne et al. §6, the tool with force
-//! feedback).
+//! about a thousand times a second while the simulation steps at 20–100 Hz. Zhuang & Canny
+//! (§7: "interfacing our system to haptic devices, such as a Phantom") and Debunne et al.
+//! (§6: "interfacing the simulator with a force feedback device") name this as their next
+//! step and describe no method; the local model below is the usual one of haptic rendering,
+//! built from Supple's implicit step.
 //!
 //! Between two simulation steps the device is answered from a **local model** of the grab,
 //! the linearized response of the last step (Zhuang-style):
