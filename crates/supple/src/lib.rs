@@ -63,6 +63,7 @@ pub mod clock;
 pub mod constraint;
 pub mod contact;
 pub mod fem;
+pub mod haptic;
 pub mod hierarchical;
 pub mod isa;
 pub mod linalg;
