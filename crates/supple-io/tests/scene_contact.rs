@@ -204,7 +204,10 @@ fn the_default_response_is_ipc_with_backward_euler_and_projection_otherwise() {
     else {
         panic!("no response key must give Response::Auto");
     };
-    assert_eq!(ipc.hessian, supple::contact::ipc::BarrierHessian::GaussNewton);
+    assert_eq!(
+        ipc.hessian,
+        supple::contact::ipc::BarrierHessian::GaussNewton
+    );
     assert!(matches!(chosen("[contact]\ndhat = 2e-3"), Response::Ipc(i) if i.dhat == Some(2e-3)));
     let ground =
         "[[obstacle]]\nshape = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]";
