@@ -66,9 +66,9 @@ pub struct IpcSettings {
     /// How each contact pair's barrier Hessian is made positive semidefinite for Newton's
     /// matrix ([`BarrierHessian`]; the residual and the line search are exact either way).
     /// Default [`BarrierHessian::Projected`]. [`BarrierHessian::GaussNewton`] takes the
-    /// same Newton iterations on the resting 10k-tet stack at 13 % less CPU per step, but
-    /// the ±10 m/s tube crash then fails Newton on impact steps and halves them: 3.8× the
-    /// CPU time of the run's first 40 steps (EXPERIMENTS.md, *IPC*).
+    /// same Newton iterations on the resting 10k-tet stack at about 30 % less CPU, but on
+    /// the ±10 m/s tube crash at dt 5 ms it misses Newton's tolerance on 4 of the first 5
+    /// steps after every halving, the projection on 1 (EXPERIMENTS.md, *IPC*).
     pub hessian: BarrierHessian,
 }
 

@@ -21,7 +21,7 @@ use super::mollifier::{
     edge_edge_cross_squarednorm, edge_edge_mollifier, edge_edge_mollifier_gradient,
     edge_edge_mollifier_hessian, edge_edge_mollifier_threshold,
 };
-use super::psd::project_psd12_translation_invariant as project_psd;
+use super::psd::project_psd12 as project_psd;
 use crate::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
 use crate::contact::Obstacle;
 use crate::linalg::par;
@@ -40,9 +40,11 @@ const TRIANGLE: u8 = 2;
 pub enum BarrierHessian {
     /// `b'' ∇d² ∇d²ᵀ + b' ∇²d²` as it is (not PSD; for finite-difference tests only).
     Exact,
-    /// The exact Hessian made PSD by an eigendecomposition per pair (IPC §4.1), in the
-    /// positions relative to one of the pair's vertices (translation invariance removes a
-    /// vertex: 9×9 instead of 12×12; see [`super::psd::project_psd12_translation_invariant`]).
+    /// The exact Hessian made PSD by an eigendecomposition per pair (IPC §4.1: the
+    /// Frobenius-nearest PSD matrix of the 12 coordinates, [`super::psd::project_psd12`]).
+    /// Projecting instead in the positions relative to one vertex (9×9, also PSD and
+    /// translation invariant, but a stiffer matrix) took 100 Newton iterations on each of
+    /// the first 5 steps of the ±10 m/s tube crash at dt 5 ms, against 21 with this one.
     Projected,
     /// `(4 d² b'' + 2 b')₊ ∇d ∇dᵀ`: the exact curvature along the pair's normal, without
     /// the curvature of the distance itself (`2 d b' ∇²d`, whose directions the projection

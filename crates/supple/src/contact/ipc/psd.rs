@@ -73,60 +73,6 @@ pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
     }
 }
 
-/// A PSD matrix for the Hessian `m` of an energy of four vertices that a common
-/// translation leaves unchanged (the barrier of a point–triangle or edge–edge pair, with or
-/// without the mollifier): cheaper than [`project_psd12`] by one vertex.
-///
-/// Such a Hessian is `H = Tᵀ H̃ T`, with `T` the map from the positions to the positions
-/// relative to one used vertex `u₀` and `H̃` the Hessian in those relative positions, which
-/// is `H`'s block of the other used vertices. `Tᵀ H̃₊ T` is then positive semidefinite,
-/// equals `H` when `H` is, and stays exactly invariant under translations; it is not the
-/// Frobenius-nearest PSD matrix of the 12 coordinates (IPC §4.1's choice), but its
-/// eigendecomposition runs on 9×9 instead of 12×12 (6×6 or 3×3 for pairs whose distance
-/// involves three or two vertices). A matrix whose block rows do not sum to zero (to
-/// 10⁻⁸ of its norm) is not such a Hessian and gets [`project_psd12`].
-pub fn project_psd12_translation_invariant(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
-    if m.iter().any(|x| !x.is_finite()) {
-        return *m;
-    }
-    let sym = (m + m.transpose()) * 0.5;
-    let mut used = [0usize; 4];
-    let mut k = 0;
-    for a in 0..4 {
-        if (3 * a..3 * a + 3).any(|r| sym.row(r).iter().any(|&x| x != 0.0)) {
-            used[k] = a;
-            k += 1;
-        }
-    }
-    let tol = 1e-8 * sym.norm();
-    let invariant = (0..12)
-        .all(|r| (0..3).all(|c| (0..4).map(|b| sym[(r, 3 * b + c)]).sum::<f64>().abs() <= tol));
-    if !invariant || k < 2 {
-        return project_psd12(m);
-    }
-    let (reference, others) = (used[0], &used[1..k]);
-    let reduced = match k {
-        2 => project_block::<3>(&sym, others),
-        3 => project_block::<6>(&sym, others),
-        _ => project_block::<9>(&sym, others),
-    };
-    // `Tᵀ H̃₊ T`: the reference vertex's rows and columns are minus the sums of the others'.
-    let mut out = reduced;
-    for r in 0..12 {
-        for c in 0..3 {
-            let sum: f64 = others.iter().map(|&b| reduced[(r, 3 * b + c)]).sum();
-            out[(r, 3 * reference + c)] = -sum;
-        }
-    }
-    for c in 0..12 {
-        for r in 0..3 {
-            let sum: f64 = others.iter().map(|&b| out[(3 * b + r, c)]).sum();
-            out[(3 * reference + r, c)] = -sum;
-        }
-    }
-    (out + out.transpose()) * 0.5
-}
-
 /// `V max(Λ, 0) Vᵀ` of the symmetric `sym` (12×12, on the stack); `sym` itself when its
 /// Cholesky factorization succeeds.
 fn project_stack12(sym: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
@@ -210,54 +156,6 @@ mod tests {
                 "{}",
                 (a - b).norm()
             );
-        }
-    }
-
-    /// A random translation-invariant Hessian of four vertices: `Tᵀ S T` for a symmetric 9×9
-    /// `S` (indefinite) or `S = AᵀA` (PSD).
-    fn invariant(rng: &mut Rng, psd: bool) -> SMatrix<f64, 12, 12> {
-        let s = if psd {
-            let a: SMatrix<f64, 9, 9> = rng.matrix();
-            a.transpose() * a
-        } else {
-            rng.symmetric::<9>()
-        };
-        let t = SMatrix::<f64, 9, 12>::from_fn(|i, j| {
-            let (row, col) = (i / 3, j / 3);
-            if i % 3 != j % 3 {
-                0.0
-            } else if col == 0 {
-                -1.0
-            } else if col == row + 1 {
-                1.0
-            } else {
-                0.0
-            }
-        });
-        t.transpose() * s * t
-    }
-
-    #[test]
-    fn the_translation_invariant_projection_is_psd_invariant_and_exact_on_psd_input() {
-        let mut rng = Rng(0x7a11_0c0f_fee1_5eed);
-        for _ in 0..20 {
-            let h = invariant(&mut rng, false);
-            let p = project_psd12_translation_invariant(&h);
-            let smallest = SymmetricEigen::new(p).eigenvalues.min();
-            assert!(smallest >= -1e-10 * p.norm(), "eigenvalue {smallest}");
-            for r in 0..12 {
-                for c in 0..3 {
-                    let sum: f64 = (0..4).map(|b| p[(r, 3 * b + c)]).sum();
-                    assert!(sum.abs() <= 1e-12 * p.norm(), "block row sum {sum}");
-                }
-            }
-            // It keeps every non-negative direction: PSD input comes back unchanged.
-            let g = invariant(&mut rng, true);
-            let q = project_psd12_translation_invariant(&g);
-            assert!((q - g).norm() <= 1e-12 * g.norm(), "{}", (q - g).norm());
-            // Not translation invariant: the full projection.
-            let m: SMatrix<f64, 12, 12> = rng.symmetric();
-            assert_eq!(project_psd12_translation_invariant(&m), project_psd12(&m));
         }
     }
 
