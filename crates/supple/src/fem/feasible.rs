@@ -112,6 +112,42 @@ pub fn max_feasible_step(
         .fold(f64::INFINITY, |m, &p| m.min(p))
 }
 
+/// [`max_feasible_step`] for the elements with a positive volume at `x` only: the largest
+/// `t ∈ (0, 1]` such that no element positive at `x` reaches zero volume on
+/// `x + s · scale · d` for `s < t` (`f64::INFINITY` when none does). Elements already
+/// inverted at `x` are left free. The coupled contact step uses it for models that tolerate
+/// inverted elements (corotational and the other linear-in-frame models, whose energy stays
+/// finite at `J = 0`): no Newton iterate may invert a further element, where a crash at a
+/// large step otherwise found a path through inverted states along which two tubes passed
+/// through each other (each crushed through itself), and ended valid with exit 0.
+pub fn max_step_keeping_positive(
+    elems: &ElementSet,
+    x: &[Vector3<f64>],
+    d: &[Vector3<f64>],
+    scale: f64,
+    partials: &mut [f64],
+) -> f64 {
+    let n = elems.len();
+    par::chunked(n, par::PAR_MIN, partials, |range| {
+        range
+            .map(|e| {
+                let tet = elems.tets[e];
+                let xs = tet.map(|i| x[i as usize]);
+                let ds = tet.map(|i| scale * d[i as usize]);
+                let c = volume_cubic(&xs, &ds);
+                if c[0] <= 0.0 {
+                    f64::INFINITY
+                } else {
+                    first_root_in_unit(c)
+                }
+            })
+            .fold(f64::INFINITY, f64::min)
+    });
+    partials[..par::n_chunks(n)]
+        .iter()
+        .fold(f64::INFINITY, |m, &p| m.min(p))
+}
+
 /// The first element (lowest index) whose signed volume at `x` is ≤ 0, with its
 /// current/rest volume ratio.
 pub fn first_nonpositive(elems: &ElementSet, x: &[Vector3<f64>]) -> Option<(usize, f64)> {
@@ -202,5 +238,18 @@ mod tests {
             max_feasible_step(&elems, &moved, &d, 1.0, &mut partials),
             0.0
         );
+        // Keeping the positive ones positive: the same cap from the valid state; from the
+        // inverted one, tet 0 is free and only tet 1 limits the step.
+        let t = max_step_keeping_positive(&elems, &x, &d, 2.0, &mut partials);
+        assert!((t - 0.25).abs() < 1e-12, "{t}");
+        // (Vertex 3, at z = −0.2, reaches tet 1's face plane x + y − z = 1 at z = −1.)
+        let t = max_step_keeping_positive(&elems, &moved, &d, 1.0, &mut partials);
+        assert!((t - 0.4).abs() < 1e-12, "{t}");
+        let mut squash = vec![Vector3::zeros(); 5];
+        squash[4] = Vector3::new(-2.0, -2.0, -2.0); // through the face at t = ⅔
+        let t = max_step_keeping_positive(&elems, &moved, &squash, 1.0, &mut partials);
+        assert!((t - 2.0 / 3.0).abs() < 1e-12, "{t}");
+        let tet1 = |t: f64| signed_volume(&[1, 2, 3, 4].map(|k| moved[k] + t * squash[k]));
+        assert!(tet1(0.0) > 0.0 && tet1(t * (1.0 - 1e-9)) > 0.0 && tet1(t + 1e-9) <= 1e-12);
     }
 }

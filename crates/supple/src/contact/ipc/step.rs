@@ -39,7 +39,7 @@ use super::IpcSettings;
 use crate::body::Body;
 use crate::clock::Instant;
 use crate::contact::broad::BroadPhaseKind;
-use crate::fem::feasible::max_feasible_step;
+use crate::fem::feasible::{max_feasible_step, max_step_keeping_positive};
 use crate::linalg::{par, BlockCsr, BlockPattern, Pcg};
 use crate::time::system::{zero_fixed, System};
 use crate::time::{BodyInputs, StepStats};
@@ -486,18 +486,15 @@ impl IpcStep {
         let x = if from_start { &self.x0 } else { &self.x };
         let mut t = self.set.max_step(&self.mesh, x, &self.dx, obstacles);
         for (b, body) in bodies.iter().enumerate() {
-            if body.model.needs_positive_volume() {
-                let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
-                let c = max_feasible_step(
-                    &body.elems,
-                    &x[r.clone()],
-                    &self.dx[r],
-                    1.0,
-                    &mut self.tet_partials[b],
-                );
-                if c.is_finite() {
-                    t = t.min(FEASIBLE_FRACTION * c);
-                }
+            let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+            let (x, dx, partials) = (&x[r.clone()], &self.dx[r], &mut self.tet_partials[b]);
+            let c = if body.model.needs_positive_volume() {
+                max_feasible_step(&body.elems, x, dx, 1.0, partials)
+            } else {
+                max_step_keeping_positive(&body.elems, x, dx, 1.0, partials)
+            };
+            if c.is_finite() {
+                t = t.min(FEASIBLE_FRACTION * c);
             }
         }
         self.times.ccd_s += started.elapsed().as_secs_f64();
