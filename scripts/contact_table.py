@@ -4,7 +4,7 @@ in a box and the thrown self_fold bar, each run with the projection response and
 one thread, release build. Prints a Markdown table.
 
     cargo build --release -p supple-cli
-    python3 scripts/contact_table.py [--quick] [--response both|ipc|projection] [--timeout S]
+    python3 scripts/contact_table.py [--quick] [--response both|ipc|projection] [--timeout S] [--only REGEX]
 
 Each row is one `supple run` of a scene written from the bundled ones; the numbers are read
 from its summary.json and metrics.csv: exit status, vertices inside another body (worst
@@ -16,6 +16,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -191,6 +192,7 @@ def main():
     ap.add_argument(
         "--timeout", type=float, default=900.0, help="seconds per run before it is stopped (Ctrl-C)"
     )
+    ap.add_argument("--only", help="run only the cases whose name matches this regular expression")
     args = ap.parse_args()
     cases = []
     responses = ["projection", "ipc"] if args.response == "both" else [args.response]
@@ -203,6 +205,8 @@ def main():
                 cases.append((f"stack{n}_dt{int(dt * 1000)}_{response}", cubes(n, dt, response)))
         cases.append((f"pile8_dt10_{response}", cubes(8, 0.01, response, pile=True)))
         cases.append((f"self_fold_10ms_{response}", self_fold(response)))
+    if args.only:
+        cases = [(name, text) for name, text in cases if re.search(args.only, name)]
     with tempfile.TemporaryDirectory() as folder:
         print("| run | exit | inside (worst, end) | inverted (worst, end) | largest energy rise | ms/step | Newton/step | reason |")
         print("|---|---|---|---|---|---|---|---|")
