@@ -117,7 +117,12 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
     return dt;
   }, cube);
   await page.dispatchEvent('#view', 'drop', { dataTransfer: objTransfer });
-  await page.waitForFunction(async () => (await window.supple.stats()).scene === 'crate');
+  // The scene's name can change before the stats hold the new world's bodies (a run read
+  // the tube's 1034 tets here once): wait for the body too.
+  await page.waitForFunction(async () => {
+    const s = await window.supple.stats();
+    return s.scene === 'crate' && s.bodies.length > 0 && s.bodies[0].name === 'crate';
+  });
   const o0 = await page.evaluate(() => window.supple.stats());
   await stepsPassed(page, 20);
   const o1 = await page.evaluate(() => window.supple.stats());
