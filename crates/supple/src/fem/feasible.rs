@@ -91,25 +91,7 @@ pub fn max_feasible_step(
     scale: f64,
     partials: &mut [f64],
 ) -> f64 {
-    let n = elems.len();
-    par::chunked(n, par::PAR_MIN, partials, |range| {
-        range
-            .map(|e| {
-                let tet = elems.tets[e];
-                let xs = tet.map(|i| x[i as usize]);
-                let ds = tet.map(|i| scale * d[i as usize]);
-                let c = volume_cubic(&xs, &ds);
-                if c[0] <= 0.0 {
-                    0.0
-                } else {
-                    first_root_in_unit(c)
-                }
-            })
-            .fold(f64::INFINITY, f64::min)
-    });
-    partials[..par::n_chunks(n)]
-        .iter()
-        .fold(f64::INFINITY, |m, &p| m.min(p))
+    capped_step(elems, x, d, scale, partials, 0.0)
 }
 
 /// [`max_feasible_step`] for the elements with a positive volume at `x` only: the largest
@@ -127,6 +109,19 @@ pub fn max_step_keeping_positive(
     scale: f64,
     partials: &mut [f64],
 ) -> f64 {
+    capped_step(elems, x, d, scale, partials, f64::INFINITY)
+}
+
+/// The smallest first root over the elements; `at_inverted` for an element whose volume at
+/// `x` is already ≤ 0.
+fn capped_step(
+    elems: &ElementSet,
+    x: &[Vector3<f64>],
+    d: &[Vector3<f64>],
+    scale: f64,
+    partials: &mut [f64],
+    at_inverted: f64,
+) -> f64 {
     let n = elems.len();
     par::chunked(n, par::PAR_MIN, partials, |range| {
         range
@@ -136,7 +131,7 @@ pub fn max_step_keeping_positive(
                 let ds = tet.map(|i| scale * d[i as usize]);
                 let c = volume_cubic(&xs, &ds);
                 if c[0] <= 0.0 {
-                    f64::INFINITY
+                    at_inverted
                 } else {
                     first_root_in_unit(c)
                 }
