@@ -41,17 +41,28 @@ pub struct ViewArgs {
     /// The page's folder (`crates/supple-web/www`, built by `web.sh build`).
     #[arg(long)]
     pub www: Option<PathBuf>,
+    /// Start from this world state (JSON: the clock and every body's positions and velocities,
+    /// as `supple.view(world)` writes it for a script's world) instead of the scene's start;
+    /// Reset in the page returns to it. Needs a scene file built into the same bodies.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
 }
 
 /// What the page preloads: the manifest and the files' bytes.
 struct Preload {
     manifest: serde_json::Value,
     files: Vec<(String, Vec<u8>)>,
+    /// The world state to start from (`--state`), checked against the scene's world.
+    state: Option<String>,
 }
 
 pub fn view(args: ViewArgs) -> Result<i32> {
     let www = find_www(args.www.as_deref())?;
-    let preload = preload(&args.input)?;
+    let mut preload = preload(&args.input)?;
+    if let Some(state) = &args.state {
+        preload.state = Some(read_state(&args.input, state)?);
+        preload.manifest["state"] = json!("view/state");
+    }
     let listener = TcpListener::bind(("127.0.0.1", args.port))
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
     let port = listener.local_addr()?.port();
@@ -63,6 +74,12 @@ pub fn view(args: ViewArgs) -> Result<i32> {
             "application/json",
         ),
     );
+    if let Some(state) = preload.state {
+        memory.insert(
+            "/view/state".to_string(),
+            (state.into_bytes(), "application/json"),
+        );
+    }
     for (i, (_, bytes)) in preload.files.into_iter().enumerate() {
         memory.insert(
             format!("/view/file/{i}"),
@@ -168,6 +185,7 @@ fn preload(input: &Path) -> Result<Preload> {
     Ok(Preload {
         manifest: manifest(None, None, Some(&name), &files),
         files,
+        state: None,
     })
 }
 
@@ -222,7 +240,33 @@ fn preload_scene(path: &Path) -> Result<Preload> {
     Ok(Preload {
         manifest: manifest(Some(&name), Some(&text), None, &files),
         files,
+        state: None,
     })
+}
+
+/// The world state `state` for the scene `scene`, checked by putting it into the scene's
+/// world here (as the page will), so that a state of another scene is an error on the command
+/// line.
+fn read_state(scene: &Path, state: &Path) -> Result<String> {
+    if scene.extension().is_none_or(|e| e != "toml") {
+        bail!(
+            "--state {}: a world state needs the scene it was built from (a .toml), not a mesh file",
+            state.display()
+        );
+    }
+    let text = std::fs::read_to_string(state)
+        .with_context(|| format!("{}: cannot read", state.display()))?;
+    let snapshot = supple_io::snapshot::Snapshot::from_json(&text, &state.display().to_string())
+        .map_err(anyhow::Error::msg)?;
+    let mut world = supple_io::load_scene(scene)?.build_world()?;
+    snapshot.apply(&mut world).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a state of {}'s world: {e}",
+            state.display(),
+            scene.display()
+        )
+    })?;
+    Ok(text)
 }
 
 /// The string values of the keys that name files, anywhere in the scene.

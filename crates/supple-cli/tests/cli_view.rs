@@ -30,11 +30,17 @@ fn fake_www(name: &str, built: bool) -> PathBuf {
 
 /// Starts `supple view INPUT --no-open --www WWW`; the child and its port.
 fn start(input: &Path, www: &Path) -> (Child, u16) {
+    start_with(input, www, &[])
+}
+
+/// [`start`] with more arguments.
+fn start_with(input: &Path, www: &Path, more: &[&std::ffi::OsStr]) -> (Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_supple"))
         .arg("view")
         .arg(input)
         .args(["--no-open", "--www"])
         .arg(www)
+        .args(more)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -128,6 +134,46 @@ fn view_preloads_a_scene_with_both_halves_of_its_tetgen_mesh() {
         ["meshes/tube_solid_1k.ele", "meshes/tube_solid_1k.node"]
     );
     stop(child, port);
+    let _ = std::fs::remove_dir_all(www);
+}
+
+#[test]
+fn view_hands_the_page_a_world_state_of_its_scene_and_refuses_another_scenes() {
+    let www = fake_www("state", true);
+    let bar = repo().join("scenes/bar.toml");
+    let mut world = supple_io::load_scene(&bar).unwrap().build_world().unwrap();
+    for _ in 0..4 {
+        world.step().unwrap();
+    }
+    let json = supple_io::snapshot::Snapshot::of(&world).to_json();
+    let state = www.join("state.json");
+    std::fs::write(&state, &json).unwrap();
+    let (child, port) = start_with(&bar, &www, &["--state".as_ref(), state.as_os_str()]);
+    let m: serde_json::Value = serde_json::from_slice(&get(port, "/view/manifest.json").2).unwrap();
+    assert_eq!(m["state"], "view/state");
+    let (status, _, body) = get(port, "/view/state");
+    assert_eq!(
+        (status, body),
+        (200, json.into_bytes()),
+        "served as written"
+    );
+    stop(child, port);
+    // The bar's state is not the tube's: refused before anything is served, naming both.
+    let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .arg("view")
+        .arg(repo().join("scenes/tube_drop.toml"))
+        .args(["--no-open", "--www"])
+        .arg(&www)
+        .arg("--state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("state.json: not a state of") && err.contains("tube_drop.toml"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(www);
 }
 

@@ -43,6 +43,7 @@ pub mod obj;
 pub mod output;
 pub mod pvd;
 pub mod scene;
+pub mod snapshot;
 pub mod tetgen;
 pub mod vtk_data;
 pub mod vtp;

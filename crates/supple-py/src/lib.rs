@@ -30,6 +30,7 @@ mod run;
 mod state;
 mod sweep;
 mod table;
+mod view;
 mod world;
 
 pub use body::PyBody;

@@ -42,6 +42,9 @@ pub struct PyWorld {
     /// The scene's exact constraints by name (their ids; metrics columns of `write_frame`).
     exact: Vec<(String, ConstraintId)>,
     pool: rayon::ThreadPool,
+    /// The scene table `World(...)` was built from (None: a scene file, `scene.path`), for
+    /// `supple.view(world)` (view.rs).
+    pub(crate) table: Option<Table>,
 }
 
 /// The world and what goes with it while it steps: the record of what was done to it
@@ -106,6 +109,7 @@ impl PyWorld {
             scripted,
             exact,
             pool,
+            table: None,
         })
     }
 
@@ -219,8 +223,11 @@ impl PyWorld {
             meshes.push(GivenMesh::clone(&b.mesh.given));
         }
         t.insert("body".into(), Value::Array(sections));
+        let table = t.clone();
         let scene = supple_io::scene_from_table(t, PY_SCENE, &meshes).map_err(scene_error)?;
-        Self::from_scene(scene, threads)
+        let mut world = Self::from_scene(scene, threads)?;
+        world.table = Some(table);
+        Ok(world)
     }
 
     /// Takes `n` steps of `dt`, with the GIL released (other Python threads run meanwhile).

@@ -268,3 +268,50 @@ def test_view_serves_a_scene_and_stops(tmp_path):
         supple.view(object())
     with pytest.raises(RuntimeError, match="view did not start"):
         supple.view(tmp_path / "missing.toml", open_browser=False, www=www, program=supple_bin())
+
+
+def test_view_hands_over_a_scripted_world_as_it_is_now(tmp_path):
+    # `supple.view(world)`: the world's scene (its file, or for World(...) the scene written
+    # out with its meshes) and its state now, which `supple view --state` checks against the
+    # scene's world before serving; the page starts from it (browser-test/viewer.mjs).
+    import json
+    import os
+    import urllib.request
+
+    from test_supple import supple_bin
+
+    www = tmp_path / "www"
+    (www / "pkg").mkdir(parents=True)
+    (www / "index.html").write_text("<!doctype html><title>stand-in</title>")
+    (www / "pkg" / "supple_web.wasm").write_bytes(b"\0asm")
+
+    def get(v, path):
+        with urllib.request.urlopen(v.url.replace("index.html?view", path), timeout=10) as r:
+            return r.read()
+
+    for world in [supple.load_scene(BAR), bar_from_python()]:
+        world.step(7)
+        world.set_velocities("bar", world.velocities("bar") * 1.5)  # a script's own change
+        with supple.view(world, open_browser=False, www=www, program=supple_bin()) as v:
+            manifest = json.loads(get(v, "view/manifest.json"))
+            assert manifest["state"] == "view/state"
+            state = json.loads(get(v, "view/state"))
+            assert state["steps"] == 7 and state["time"] == world.time
+            body = state["bodies"][0]
+            assert body["name"] == "bar"
+            assert np.array_equal(bits(np.array(body["x"])), bits(world.positions("bar")))
+            assert np.array_equal(bits(np.array(body["v"])), bits(world.velocities("bar")))
+            paths = sorted(f["path"] for f in manifest["files"])
+            if world.name == "bar":  # scenes/bar.toml: its generated box needs no file
+                assert paths == [] and "kind = \"box\"" in manifest["text"]
+            else:  # World(...): the mesh as a TetGen pair, the clamp by vertex index
+                assert paths == ["body0.ele", "body0.node"], paths
+                assert "tetgen" in manifest["text"] and "vertices" in manifest["text"]
+            folder = v._folder
+            assert os.path.isdir(folder)
+        assert v.process.returncode == 0 and not os.path.exists(folder)
+    # A diverged world is refused before anything is started.
+    world = bar_from_python()
+    world.set_positions("bar", np.full_like(world.positions("bar"), np.nan))
+    with pytest.raises(ValueError, match="not finite"):
+        supple.view(world, open_browser=False, www=www, program=supple_bin())

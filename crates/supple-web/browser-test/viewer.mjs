@@ -8,7 +8,8 @@
 // viewport shows the body.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -87,6 +88,42 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
   }
   const code = await new Promise((r) => (server.child.exitCode !== null ? r(server.child.exitCode) : server.child.on('exit', r)));
   check('supple view stops on Ctrl-C with status 0', code === 0, `status ${code}; ${server.stderr().trim()}`);
+
+  // 1b. `supple view SCENE --state FILE` (what `supple.view(world)` runs for a script's world):
+  // the page starts from the state, not the scene's start, and Reset returns to it bit for bit.
+  // The state: the bar stepped 25 times in the main page, held still (zero velocities).
+  await page.evaluate(() => window.supple.loadScene('bar.toml'));
+  await page.evaluate(() => window.supple.setPaused(true));
+  await page.evaluate(() => window.supple.step(25));
+  const st = await page.evaluate(() => window.supple.stats());
+  const x64 = await page.evaluate(() => window.supple.positions64());
+  const rows = [];
+  for (let i = 0; i < x64.length; i += 3) rows.push([x64[i], x64[i + 1], x64[i + 2]]);
+  const stateFile = join(tmpdir(), `supple-view-state-${process.pid}.json`);
+  writeFileSync(stateFile, JSON.stringify({
+    time: st.time, steps: st.steps,
+    bodies: [{ name: st.bodies[0].name, time: st.time, x: rows, v: rows.map(() => [0, 0, 0]) }],
+  }));
+  const sserver = await startView(bin, ['scenes/bar.toml', '--state', stateFile], root);
+  const spage = await browser.newPage({ viewport: { width: 1100, height: 700 } });
+  watchErrors(spage);
+  try {
+    await spage.goto(sserver.url);
+    await spage.waitForFunction(() => window.supple && window.supple.ready);
+    const first = await spage.evaluate(() => window.supple.stats());
+    await spage.evaluate(() => window.supple.setPaused(true));
+    await spage.evaluate(() => window.supple.call('reset'));
+    const back = await spage.evaluate(() => window.supple.stats());
+    const xb = await spage.evaluate(() => window.supple.positions64());
+    const same = xb.length === x64.length && xb.every((c, i) => c === x64[i]);
+    check('supple view --state starts from the handed-over state and Reset returns to it bitwise',
+      first.steps >= st.steps && back.steps === st.steps && back.time === st.time && same,
+      `state at step ${st.steps}; the page at step ${first.steps} when ready, ${back.steps} after Reset; positions ${same ? 'equal' : 'differ'}`);
+  } finally {
+    await spage.close();
+    sserver.child.kill('SIGINT');
+    rmSync(stateFile, { force: true });
+  }
 
   // 2. A scene and its mesh files dropped on the page (names only, as a file manager drops them).
   const read = (p) => readFileSync(join(root, 'scenes', p)).toString('base64');

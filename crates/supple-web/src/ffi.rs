@@ -170,6 +170,24 @@ pub extern "C" fn supple_reset() -> i32 {
     with_sim(|s| s.reset().map_or_else(|e| fail(ERR_INVALID, &e), |()| OK))
 }
 
+/// Starts the loaded scene's world from a world state (the JSON of
+/// `supple_io::snapshot::Snapshot`: `supple view --state`), now and on every reset: [`OK`], or
+/// [`ERR_INVALID`] with the message (another scene's state, bad JSON; nothing changes).
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes.
+#[cfg_attr(target_arch = "wasm32", no_mangle)]
+pub unsafe extern "C" fn supple_set_start(ptr: *const u8, len: usize) -> i32 {
+    // SAFETY: the caller's contract.
+    let Ok(text) = std::str::from_utf8(unsafe { bytes(ptr, len) }) else {
+        return fail(ERR_ARGS, "the world state is not UTF-8");
+    };
+    with_sim(|s| {
+        s.set_start(text)
+            .map_or_else(|e| fail(ERR_INVALID, &e), |()| OK)
+    })
+}
+
 fn set(change: impl FnOnce(&mut Overrides)) -> i32 {
     with_sim(|s| {
         let mut o = s.overrides().clone();

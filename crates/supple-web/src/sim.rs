@@ -9,6 +9,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use supple::mesh::boundary_faces;
 use supple::world::World;
+use supple_io::snapshot::Snapshot;
 use supple_io::{parse_scene_from_memory, Scene};
 
 /// A scene being simulated, with its draw buffers.
@@ -29,6 +30,9 @@ pub struct Sim {
     pub paused: bool,
     /// Why the last step failed (the world is stopped until a reset or a new setting).
     failure: Option<String>,
+    /// The state the world starts from instead of the scene's start (a script's world handed
+    /// over by `supple view --state`), kept for resets.
+    start: Option<Snapshot>,
 }
 
 impl Sim {
@@ -64,6 +68,7 @@ impl Sim {
             triangles,
             paused: false,
             failure: None,
+            start: None,
         };
         sim.sync();
         Ok(sim)
@@ -77,7 +82,9 @@ impl Sim {
     pub fn set_overrides(&mut self, overrides: Overrides) -> Result<(), String> {
         let (scene, mut world) = build(&self.text, &self.name, &self.files, &overrides)?;
         let restart = self.failure.is_some() || crate::field::invalid(self).is_some();
-        if !restart {
+        if restart {
+            self.start_from(&mut world)?;
+        } else {
             for (new, old) in world.bodies.iter_mut().zip(&self.world.bodies) {
                 new.x.clone_from(&old.x);
                 new.v.clone_from(&old.v);
@@ -94,6 +101,25 @@ impl Sim {
         Ok(())
     }
 
+    /// Starts the world from `snapshot` (the JSON of [`supple_io::snapshot::Snapshot`], from a
+    /// world built from the same scene), now and on every reset or restart after a failure.
+    /// On an error (another scene's state, bad JSON) nothing changes.
+    pub fn set_start(&mut self, snapshot: &str) -> Result<(), String> {
+        let start = Snapshot::from_json(snapshot, "the world state")?;
+        let mut world = self.scene.build_world().map_err(|e| e.to_string())?;
+        start.apply(&mut world)?;
+        self.world = world;
+        self.start = Some(start);
+        self.failure = None;
+        self.sync();
+        Ok(())
+    }
+
+    /// Puts the start state, if there is one, into a world just built from the scene.
+    fn start_from(&self, world: &mut World) -> Result<(), String> {
+        self.start.as_ref().map_or(Ok(()), |s| s.apply(world))
+    }
+
     /// The scene's TOML text as loaded (before the page's settings).
     pub fn text(&self) -> &str {
         &self.text
@@ -104,9 +130,12 @@ impl Sim {
         &self.overrides
     }
 
-    /// Back to the scene's start (the settings in force are kept).
+    /// Back to the scene's start, or to the state given to [`set_start`](Self::set_start)
+    /// (the settings in force are kept).
     pub fn reset(&mut self) -> Result<(), String> {
-        self.world = self.scene.build_world().map_err(|e| e.to_string())?;
+        let mut world = self.scene.build_world().map_err(|e| e.to_string())?;
+        self.start_from(&mut world)?;
+        self.world = world;
         self.failure = None;
         self.sync();
         Ok(())

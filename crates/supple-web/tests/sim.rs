@@ -145,3 +145,53 @@ fn after_a_divergence_a_setting_restarts_the_world() {
         .iter()
         .all(|p| p.iter().all(|c| c.is_finite())));
 }
+
+/// Every body's positions and velocities, as bits.
+fn state_bits(w: &supple::world::World) -> Vec<u64> {
+    (w.bodies.iter())
+        .flat_map(|b| b.x.iter().chain(&b.v))
+        .flat_map(|p| p.iter().map(|c| c.to_bits()).collect::<Vec<_>>())
+        .collect()
+}
+
+#[test]
+fn a_handed_over_state_is_where_the_page_starts_and_resets_to() {
+    // The script's world: the tube stepped natively (as `supple.view(world)` hands it over).
+    let mut native = tube();
+    native.step(12).unwrap();
+    let json = supple_io::snapshot::Snapshot::of(native.world()).to_json();
+    let mut page = tube();
+    page.set_start(&json).unwrap();
+    assert_eq!(state_bits(page.world()), state_bits(native.world()));
+    assert_eq!(
+        (page.world().time, page.world().steps),
+        (native.world().time, 12)
+    );
+    // Stepping on, the page and the script agree to the solver's tolerance, not bitwise: the
+    // state leaves out the integrator's warm start (the last steps' solutions that seed CG).
+    native.step(5).unwrap();
+    page.step(5).unwrap();
+    let gap = (page.world().bodies[0].x.iter())
+        .zip(&native.world().bodies[0].x)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(gap < 1e-7, "{gap} m apart after 5 steps");
+    page.reset().unwrap();
+    assert_eq!(
+        page.world().steps,
+        12,
+        "reset returns to the handed-over state"
+    );
+    // A new setting on a failed world restarts from it too; a state of another scene is
+    // refused and changes nothing.
+    let bar = scene("bar.toml", &[]);
+    let other = supple_io::snapshot::Snapshot::of(bar.world()).to_json();
+    let before = state_bits(page.world());
+    let err = page.set_start(&other).unwrap_err();
+    assert!(err.contains("bodies[0]"), "{err}");
+    assert_eq!(state_bits(page.world()), before);
+    assert!(page
+        .set_start("{")
+        .unwrap_err()
+        .starts_with("the world state: not a world state"));
+}

@@ -109,6 +109,10 @@ export class Engine {
   frame(n) { return this.check(this.x.supple_frame(n), 'step'); }
   setPaused(p) { return this.check(this.x.supple_set_paused(p ? 1 : 0), 'pause'); }
   reset() { return this.check(this.x.supple_reset(), 'reset'); }
+  // Starts the world from a world state's JSON (`supple view --state`; sim.rs set_start).
+  setStart(json) {
+    return this.check(this.withBytes(encoder.encode(json), (p, l) => this.x.supple_set_start(p, l)), 'state');
+  }
   setYoungs(e) { return this.check(this.x.supple_set_youngs(e), 'E'); }
   setPoisson(nu) { return this.check(this.x.supple_set_poisson(nu), 'ν'); }
   setDamping(a, b) { return this.check(this.x.supple_set_damping(a, b), 'damping'); }

@@ -77,8 +77,8 @@ async function loadScene(name) {
 }
 
 // Scene text with files ([path, Uint8Array]; null: the current scene's).
-async function loadText(text, name, files = null) {
-  loaded(await client.call('loadText', text, name, files, paused));
+async function loadText(text, name, files = null, start = null) {
+  loaded(await client.call('loadText', text, name, files, paused, start));
   if (![...$('scene').options].some((o) => o.value === name)) $('scene').add(new Option(name.replace(/\.toml$/, ''), name));
   $('scene').value = name;
 }
@@ -100,7 +100,14 @@ async function loadPreload() {
   const files = await client.call('fetchFiles', m.files);
   const text = m.text ?? await client.call('defaultScene', m.mesh, files);
   const name = m.scene ?? m.mesh.replace(/\.[^.]*$/, '.toml');
-  await loadText(text, name, files);
+  // A script's world (`supple view --state`, `supple.view(world)`): its state, not the start.
+  let start = null;
+  if (m.state) {
+    const s = await fetch(m.state);
+    if (!s.ok) throw new Error(`${m.state}: HTTP ${s.status}`);
+    start = await s.text();
+  }
+  await loadText(text, name, files, start);
 }
 
 // A failed or invalid world says why, until a setting or a reset starts it again.

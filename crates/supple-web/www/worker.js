@@ -63,8 +63,10 @@ function snapshot() {
 }
 
 // Loads scene text with its files, paused or not: the geometry and the first snapshot.
-function loadText(text, name, files, paused) {
+// `start`: a world state's JSON to start from instead of the scene's start (or null).
+function loadText(text, name, files, paused, start = null) {
   engine.loadScene(text, name, files);
+  if (start) engine.setStart(start);
   engine.setPaused(Boolean(paused));
   current = { text, name, files };
   grab = -1;
@@ -94,9 +96,10 @@ const commands = {
     return loadText(text, name, files, paused);
   },
 
-  // Loads scene text with files ([path, Uint8Array] pairs; null: the loaded scene's own).
-  loadText(text, name, files, paused) {
-    return loadText(text, name, files || (current ? current.files : []), paused);
+  // Loads scene text with files ([path, Uint8Array] pairs; null: the loaded scene's own),
+  // started from the world state `start` (JSON) when one is given.
+  loadText(text, name, files, paused, start = null) {
+    return loadText(text, name, files || (current ? current.files : []), paused, start);
   },
 
   // The default scene of a bare mesh file (default_scene.rs): its TOML text.

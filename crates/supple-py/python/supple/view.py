@@ -1,4 +1,5 @@
-"""``supple.view``: the browser page of ``supple view`` for a scene or mesh file, from Python.
+"""``supple.view``: the browser page of ``supple view`` for a scene or mesh file, or for a
+script's world as it is now, from Python.
 
 The engine runs in the page (the wasm build), so the server only hands out files; this
 module starts the ``supple`` program's server and gives back its address.
@@ -7,6 +8,7 @@ module starts the ``supple`` program's server and gives back its address.
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 
 __all__ = ["Viewer", "view"]
@@ -16,9 +18,11 @@ class Viewer:
     """A running ``supple view`` server: ``url`` is the page, ``stop()`` ends it (also on
     leaving a ``with`` block)."""
 
-    def __init__(self, process, url):
+    def __init__(self, process, url, folder=None):
         self.process = process
         self.url = url
+        # The folder of a world's scene and state (removed on stop), or None.
+        self._folder = folder
 
     def stop(self, timeout=10.0):
         """Stops the server (SIGTERM, as Ctrl-C does); returns its exit status (0: clean)."""
@@ -29,6 +33,9 @@ class Viewer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
         return self.process.returncode
 
     def __enter__(self):
@@ -58,21 +65,48 @@ def _program(program):
 
 def view(target, *, open_browser=True, port=0, www=None, program=None, timeout=30.0):
     """Serves the page of ``supple view`` on 127.0.0.1 with ``target`` preloaded: a scene
-    file (the files it names come along) or a mesh file (any importer's format, or a closed
-    OBJ/STL surface to be stuffed), which becomes a body dropped on a ground plane. Opens a
-    browser unless ``open_browser=False``; ``port=0`` takes a free port; ``www`` is the
-    page's folder (``crates/supple-web/www``, built by ``web.sh build``) when the program
-    cannot find it. Returns a :class:`Viewer`; the server runs until ``stop()``.
+    file (the files it names come along), a mesh file (any importer's format, or a closed
+    OBJ/STL surface to be stuffed), which becomes a body dropped on a ground plane, or a
+    :class:`World` as the script has it now. Opens a browser unless ``open_browser=False``;
+    ``port=0`` takes a free port; ``www`` is the page's folder (``crates/supple-web/www``,
+    built by ``web.sh build``) when the program cannot find it. Returns a :class:`Viewer`;
+    the server runs until ``stop()``.
 
-    A ``World`` is not taken: a scripted world's state is not a scene file (the page would
-    simulate from its scene's start). Raises ``FileNotFoundError`` without the program and
-    ``RuntimeError`` with the program's message when it refuses the file.
+    A world is handed over as its scene (its file, or for ``World(...)`` the scene written
+    out with its meshes) and its state now: the clock and every body's positions and
+    velocities, bit for bit; the page starts there and its Reset returns there. Grabs and
+    forces the script added, and the integrator's warm start, are not carried (the page
+    steps on from the state with the scene's own). Raises ``FileNotFoundError`` without the
+    program, ``ValueError`` for a diverged world, and ``RuntimeError`` with the program's
+    message when it refuses the file or the state.
     """
-    if not isinstance(target, (str, os.PathLike)):
+    from ._supple import World
+
+    folder = None
+    if isinstance(target, World):
+        folder = tempfile.mkdtemp(prefix="supple-view-")
+        try:
+            scene, state = target._view_files(folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        args = [os.fspath(scene), "--state", os.fspath(state)]
+    elif isinstance(target, (str, os.PathLike)):
+        args = [os.fspath(target)]
+    else:
         raise TypeError(
-            f"supple.view takes a scene or mesh file path, not {type(target).__name__}"
+            f"supple.view takes a World or a scene or mesh file path, not {type(target).__name__}"
         )
-    cmd = [_program(program), "view", os.fspath(target), "--port", str(port)]
+    try:
+        return _serve(_program(program), args, open_browser, port, www, timeout, folder)
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _serve(program, args, open_browser, port, www, timeout, folder):
+    cmd = [program, "view", *args, "--port", str(port)]
     if not open_browser:
         cmd.append("--no-open")
     if www is not None:
@@ -95,4 +129,4 @@ def view(target, *, open_browser=True, port=0, www=None, program=None, timeout=3
     for stream in (proc.stdout, proc.stderr):
         threading.Thread(target=stream.read, daemon=True).start()
     url = first.split(" ", 1)[1].strip() + "index.html?view"
-    return Viewer(proc, url)
+    return Viewer(proc, url, folder)
