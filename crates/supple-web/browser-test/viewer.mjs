@@ -1,6 +1,7 @@
 // The viewer's checks (issue 42), run by test.mjs on the same browser: `supple view` on a Gmsh
 // mesh serves a page that loads it, steps, and a mouse grab pulls the grabbed point toward the
-// cursor; a scene with its mesh files dropped on the page loads and runs; the overlay's
+// cursor; `supple view --state` starts from a handed-over state; a scene with its mesh files
+// (or its folder) dropped on the page loads and runs; the overlay's
 // real-time factor equals the simulated over the wall time the test measures (within 10 %),
 // for a scene that keeps up with the clock and one that cannot (it then says "slower than
 // real time"); colour by von Mises stress has a colour bar in pascals; after a forced divergence
@@ -143,6 +144,34 @@ export async function viewerChecks({ browser, page, check, screenshot, watchErro
   check('a dropped scene with its mesh files loads and runs', drop.bodies[0].tets === 1034 && drop.steps >= 20,
     `${drop.scene}: ${drop.bodies[0].tets} tets, ${drop.steps} steps`);
   await screenshot(page, 'dropped-tube');
+
+  // 2b. A dropped folder: its files are read through the FileSystemEntry interface with their
+  // paths inside it, and the scene (here one folder down) finds its meshes by those paths.
+  // Mock entries: a synthetic drop event cannot carry a folder.
+  await page.evaluate(() => window.supple.loadScene('bar.toml'));
+  const folderPaths = await page.evaluate(async (files) => {
+    const { droppedEntries, readEntries } = await import('./files.js');
+    const file = (name, b64) => ({
+      isFile: true, isDirectory: false, name,
+      file: (ok) => ok(new Blob([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))])),
+    });
+    // A folder that hands out its entries one per batch, then an empty batch.
+    const dir = (name, kids) => ({
+      isFile: false, isDirectory: true, name,
+      createReader: () => { let k = 0; return { readEntries: (ok) => ok(k < kids.length ? [kids[k++]] : []) }; },
+    });
+    const [[, toml], [, node], [, ele]] = files;
+    const root = dir('project', [dir('scenes', [file('tube_drop.toml', toml),
+      dir('meshes', [file('tube_solid_1k.node', node), file('tube_solid_1k.ele', ele)])])]);
+    const read = await readEntries(droppedEntries([{ webkitGetAsEntry: () => root }]));
+    await window.supple.openFiles(read);
+    return read.map(([p]) => p);
+  }, dropped);
+  await page.waitForFunction(async () => (await window.supple.stats()).scene === 'tube_drop');
+  const fdrop = await page.evaluate(() => window.supple.stats());
+  check('a dropped folder is read with its paths and its scene finds its meshes',
+    fdrop.bodies[0].tets === 1034 && folderPaths.join() === 'scenes/tube_drop.toml,scenes/meshes/tube_solid_1k.node,scenes/meshes/tube_solid_1k.ele',
+    `${folderPaths.join(', ')} → ${fdrop.scene}: ${fdrop.bodies[0].tets} tets`);
 
   // A bare closed OBJ surface dropped alone: its default scene, stuffed with tets in the
   // worker, dropped on the ground.

@@ -6,7 +6,7 @@
 
 import { EngineClient } from './client.js';
 import { View } from './view3d.js';
-import { readDropped, sceneFromFiles } from './files.js';
+import { droppedEntries, readDropped, readEntries, sceneFromFiles } from './files.js';
 import { RealTime, ColorRange, factorText } from './pacing.js';
 
 // Grab spring (N/m, N·s/m), the least handed to the engine's grab (see grab.rs; the worker
@@ -191,7 +191,9 @@ function wireControls() {
   window.addEventListener('dragover', (e) => e.preventDefault());
   window.addEventListener('drop', async (e) => {
     e.preventDefault();
-    const files = await readDropped(e.dataTransfer.files);
+    // A dropped folder (a scene with its meshes/ beside it) is read with its paths.
+    const entries = droppedEntries(e.dataTransfer.items);
+    const files = entries ? await readEntries(entries) : await readDropped(e.dataTransfer.files);
     openFiles(files).catch((err) => showMessage(err.message, 15));
   });
 }
