@@ -91,17 +91,28 @@ pub fn max_feasible_step(
     scale: f64,
     partials: &mut [f64],
 ) -> f64 {
-    capped_step(elems, x, d, scale, partials, 0.0)
+    capped_step(elems, x, d, scale, partials, 0.0, 0.0)
 }
 
-/// [`max_feasible_step`] for the elements with a positive volume at `x` only: the largest
-/// `t ∈ (0, 1]` such that no element positive at `x` reaches zero volume on
-/// `x + s · scale · d` for `s < t` (`f64::INFINITY` when none does). Elements already
-/// inverted at `x` are left free. The coupled contact step uses it for models that tolerate
-/// inverted elements (corotational and the other linear-in-frame models, whose energy stays
-/// finite at `J = 0`): no Newton iterate may invert a further element, where a crash at a
-/// large step otherwise found a path through inverted states along which two tubes passed
-/// through each other (each crushed through itself), and ended valid with exit 0.
+/// The smallest volume ratio `J = V / V_rest` that [`max_step_keeping_positive`] lets a
+/// positive element reach. Zero is not enough: a model that tolerates inversion has no
+/// energy barrier at `J = 0`, so a Newton iterate pushed into a crushed element keeps going
+/// 0.9 of the way to zero volume (the caller's fraction), the element's volume falls
+/// geometrically to round-off in a few dozen iterations, and a step of 10⁻¹⁶ of the
+/// direction then flips it (the ±10 m/s tube crash at dt 10 ms did: 2–4 tets per step, up to
+/// 15 in a frame, every iterate capped). A floor a thousandth of the rest volume is far above
+/// round-off and far below any compression the linear-in-frame models describe well.
+pub const J_FLOOR: f64 = 1e-3;
+
+/// [`max_feasible_step`] for the elements with a positive volume at `x` only, and with a
+/// floor: the largest `t ∈ (0, 1]` such that no element positive at `x` falls below
+/// [`J_FLOOR`] of its rest volume (or below half its volume at `x`, when it is already under
+/// the floor) on `x + s · scale · d` for `s < t` (`f64::INFINITY` when none does). Elements
+/// already inverted at `x` are left free. The coupled contact step uses it for models that
+/// tolerate inverted elements (corotational and the other linear-in-frame models, whose
+/// energy stays finite at `J = 0`): no Newton iterate may invert a further element, where a
+/// crash at a large step otherwise found a path through inverted states along which two tubes
+/// passed through each other (each crushed through itself), and ended valid with exit 0.
 pub fn max_step_keeping_positive(
     elems: &ElementSet,
     x: &[Vector3<f64>],
@@ -109,11 +120,12 @@ pub fn max_step_keeping_positive(
     scale: f64,
     partials: &mut [f64],
 ) -> f64 {
-    capped_step(elems, x, d, scale, partials, f64::INFINITY)
+    capped_step(elems, x, d, scale, partials, f64::INFINITY, J_FLOOR)
 }
 
-/// The smallest first root over the elements; `at_inverted` for an element whose volume at
-/// `x` is already ≤ 0.
+/// The smallest first root over the elements of `6 V(t) − floor`, the floor
+/// `6 j_floor V_rest` (at most half of `6 V(0)`); `at_inverted` for an element whose volume
+/// at `x` is already ≤ 0.
 fn capped_step(
     elems: &ElementSet,
     x: &[Vector3<f64>],
@@ -121,6 +133,7 @@ fn capped_step(
     scale: f64,
     partials: &mut [f64],
     at_inverted: f64,
+    j_floor: f64,
 ) -> f64 {
     let n = elems.len();
     par::chunked(n, par::PAR_MIN, partials, |range| {
@@ -133,7 +146,9 @@ fn capped_step(
                 if c[0] <= 0.0 {
                     at_inverted
                 } else {
-                    first_root_in_unit(c)
+                    // `volume_cubic` is scaled by 6.
+                    let floor = (6.0 * j_floor * elems.volume[e]).min(0.5 * c[0]);
+                    first_root_in_unit([c[0] - floor, c[1], c[2], c[3]])
                 }
             })
             .fold(f64::INFINITY, f64::min)
@@ -141,6 +156,20 @@ fn capped_step(
     partials[..par::n_chunks(n)]
         .iter()
         .fold(f64::INFINITY, |m, &p| m.min(p))
+}
+
+/// Whether some element with a positive volume at `from` has a volume ≤ 0 at `to`: the check
+/// a line search makes on the trial positions themselves, after the cubic's cap. The cap alone
+/// is not enough: for a direction many orders of magnitude longer than the element (a Newton
+/// direction in a stalled crash), the cubic's coefficients cancel, and the root found can lie
+/// past the true one (the ±10 m/s tube crash at dt 10 ms inverted tets on steps of 10⁻¹⁶ of
+/// its direction).
+pub fn inverts_an_element(elems: &ElementSet, from: &[Vector3<f64>], to: &[Vector3<f64>]) -> bool {
+    use crate::mesh::signed_volume;
+    elems.tets.iter().any(|t| {
+        signed_volume(&t.map(|i| to[i as usize])) <= 0.0
+            && signed_volume(&t.map(|i| from[i as usize])) > 0.0
+    })
 }
 
 /// The first element (lowest index) whose signed volume at `x` is ≤ 0, with its
@@ -233,18 +262,38 @@ mod tests {
             max_feasible_step(&elems, &moved, &d, 1.0, &mut partials),
             0.0
         );
-        // Keeping the positive ones positive: the same cap from the valid state; from the
-        // inverted one, tet 0 is free and only tet 1 limits the step.
+        // Keeping the positive ones above the floor: tet 0's volume falls linearly to zero
+        // at t = ¼, so to J_FLOOR of its rest volume at ¼ (1 − J_FLOOR); from the inverted
+        // state, tet 0 is free and only tet 1 limits the step.
         let t = max_step_keeping_positive(&elems, &x, &d, 2.0, &mut partials);
-        assert!((t - 0.25).abs() < 1e-12, "{t}");
-        // (Vertex 3, at z = −0.2, reaches tet 1's face plane x + y − z = 1 at z = −1.)
+        assert!((t - 0.25 * (1.0 - J_FLOOR)).abs() < 1e-12, "{t}");
+        let rest1 = elems.volume[1];
+        let ratio1 = |x: &[Vector3<f64>], d: &[Vector3<f64>], t: f64| {
+            signed_volume(&[1, 2, 3, 4].map(|k| x[k] + t * d[k])) / rest1
+        };
+        // (Vertex 3, at z = −0.2, reaches tet 1's face plane x + y − z = 1 at z = −1, i.e. at
+        // t = 0.4; the floor comes just before.)
         let t = max_step_keeping_positive(&elems, &moved, &d, 1.0, &mut partials);
-        assert!((t - 0.4).abs() < 1e-12, "{t}");
+        assert!(t < 0.4 && t > 0.39, "{t}");
+        assert!((ratio1(&moved, &d, t) - J_FLOOR).abs() < 1e-12);
         let mut squash = vec![Vector3::zeros(); 5];
         squash[4] = Vector3::new(-2.0, -2.0, -2.0); // through the face at t = ⅔
         let t = max_step_keeping_positive(&elems, &moved, &squash, 1.0, &mut partials);
-        assert!((t - 2.0 / 3.0).abs() < 1e-12, "{t}");
-        let tet1 = |t: f64| signed_volume(&[1, 2, 3, 4].map(|k| moved[k] + t * squash[k]));
+        assert!(t < 2.0 / 3.0 && t > 0.66, "{t}");
+        assert!((ratio1(&moved, &squash, t) - J_FLOOR).abs() < 1e-12);
+        let tet1 = |t: f64| ratio1(&moved, &squash, t) - J_FLOOR;
         assert!(tet1(0.0) > 0.0 && tet1(t * (1.0 - 1e-9)) > 0.0 && tet1(t + 1e-9) <= 1e-12);
+        // An element already under the floor may lose at most half its volume in one step:
+        // a sequence of capped steps cannot drive it to round-off either.
+        let crushed: Vec<_> = x.iter().zip(&d).map(|(p, q)| p + 0.4999 * q).collect();
+        let t = max_step_keeping_positive(&elems, &crushed, &d, 1.0, &mut partials);
+        let j =
+            |t: f64| signed_volume(&[0, 1, 2, 3].map(|k| crushed[k] + t * d[k])) / elems.volume[0];
+        assert!(
+            j(0.0) < J_FLOOR && (j(t) - 0.5 * j(0.0)).abs() < 1e-12,
+            "{} {}",
+            j(0.0),
+            j(t)
+        );
     }
 }

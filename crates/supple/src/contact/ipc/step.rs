@@ -39,7 +39,7 @@ use super::IpcSettings;
 use crate::body::Body;
 use crate::clock::Instant;
 use crate::contact::broad::BroadPhaseKind;
-use crate::fem::feasible::{max_feasible_step, max_step_keeping_positive};
+use crate::fem::feasible::{inverts_an_element, max_feasible_step, max_step_keeping_positive};
 use crate::linalg::{par, BlockCsr, BlockPattern, Pcg};
 use crate::time::system::{zero_fixed, System};
 use crate::time::{BodyInputs, StepStats};
@@ -288,14 +288,22 @@ impl IpcStep {
             std::mem::swap(&mut self.x0, &mut self.x_t);
             t
         };
-        for i in 0..self.u.len() {
-            self.u[i] = if self.fixed[i] {
-                Vector3::zeros()
-            } else {
-                (self.x_t[i] + t * self.dx[i] - self.x0[i]) / h
-            };
+        let mut t = t;
+        loop {
+            for i in 0..self.u.len() {
+                self.u[i] = if self.fixed[i] {
+                    Vector3::zeros()
+                } else {
+                    (self.x_t[i] + t * self.dx[i] - self.x0[i]) / h
+                };
+            }
+            self.positions(h);
+            // The cap's root can be off by round-off: the positions themselves decide.
+            if t == 0.0 || !self.inverts_an_element(bodies) {
+                break;
+            }
+            t = if t > 1e-12 { 0.5 * t } else { 0.0 };
         }
-        self.positions(h);
         self.update_set(true, obstacles)
             .map_err(|_| IpcFailure::NonFinite("first guess"))?;
         if self.settings.kappa.is_none() {
@@ -374,7 +382,10 @@ impl IpcStep {
                 std::mem::swap(&mut self.x, &mut self.x_t);
                 std::mem::swap(&mut self.g, &mut self.g_t);
                 self.positions(h);
-                let feasible = self.update_set(true, obstacles).is_ok();
+                // The inversion cap's root can be off by round-off (see
+                // `inverts_an_element`): a trial that inverts an element is refused too.
+                let feasible =
+                    !self.inverts_an_element(bodies) && self.update_set(true, obstacles).is_ok();
                 let trial = if feasible {
                     self.eval(bodies, inputs, h, gravity, obstacles, eps, true)
                 } else {
@@ -466,6 +477,15 @@ impl IpcStep {
         }
         self.last = out;
         Ok(out)
+    }
+
+    /// Whether `self.x` has an element with volume ≤ 0 that is positive at `self.x_t` (the
+    /// accepted iterate during a line search's trial, the start at the first guess).
+    fn inverts_an_element(&self, bodies: &[Body]) -> bool {
+        (bodies.iter().enumerate()).any(|(b, body)| {
+            let r = self.mesh.offsets[b]..self.mesh.offsets[b + 1];
+            inverts_an_element(&body.elems, &self.x_t[r.clone()], &self.x[r])
+        })
     }
 
     /// `x = x⁰ + h u` (held vertices: `x⁰`).
