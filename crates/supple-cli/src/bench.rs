@@ -13,9 +13,10 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
-use supple::linalg::{BlockCsr, Preconditioner};
+use supple::linalg::BlockCsr;
 use supple::nalgebra::Vector3;
 use supple::time::WarmStart;
+use supple_run::cli::PreconditionerArg;
 use supple_run::record::median;
 
 #[derive(Args)]
@@ -36,7 +37,7 @@ pub struct BenchArgs {
     pub model: Option<BenchModel>,
     /// Override the solver's preconditioner.
     #[arg(long)]
-    pub preconditioner: Option<BenchPreconditioner>,
+    pub preconditioner: Option<PreconditionerArg>,
     /// Override the solver's first guess.
     #[arg(long)]
     pub warm_start: Option<BenchWarmStart>,
@@ -52,18 +53,6 @@ pub enum BenchBroadPhase {
     Sap,
     Bvh,
     BruteForce,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum BenchPreconditioner {
-    BlockJacobi,
-    BlockSsor,
-    /// Block SSOR run with Eisenstat's trick (no product with A per iteration).
-    EisenstatSsor,
-    MulticolorSsor,
-    Amg,
-    /// Eisenstat SSOR below 12,000 free vertices, the multigrid from there (the default).
-    Auto,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -287,14 +276,7 @@ pub fn bench(args: BenchArgs) -> Result<i32> {
             ),
         };
         if let supple::time::LinearSolverKind::Pcg(pcg) = solver {
-            pcg.preconditioner = match pc {
-                BenchPreconditioner::BlockJacobi => Preconditioner::BlockJacobi,
-                BenchPreconditioner::BlockSsor => Preconditioner::BlockSsor,
-                BenchPreconditioner::EisenstatSsor => Preconditioner::EisenstatSsor,
-                BenchPreconditioner::MulticolorSsor => Preconditioner::MulticolorSsor,
-                BenchPreconditioner::Amg => Preconditioner::Amg,
-                BenchPreconditioner::Auto => Preconditioner::Auto,
-            };
+            pcg.preconditioner = pc.into();
         }
     }
     if let Some(ws) = args.warm_start {

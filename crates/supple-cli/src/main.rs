@@ -60,12 +60,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
 }
 
-/// Exit status of a command line that cannot be understood (unknown option, missing
-/// argument): `EX_USAGE` of BSD's sysexits, distinct from a failed run.
-pub const EXIT_USAGE: i32 = 64;
-/// `--threads` above this many times the cores is capped (more threads than cores only
-/// adds switching; thousands make a run many times slower).
-const MAX_THREADS_PER_CORE: usize = 4;
+/// Exit status of a command line that cannot be understood (BSD's `EX_USAGE`).
+pub const EXIT_USAGE: i32 = supple_run::cli::EXIT_USAGE;
 
 /// Exit status of a run that diverged (or failed its verdict on unconverged solves).
 pub const EXIT_DIVERGED: i32 = 2;
@@ -78,33 +74,8 @@ pub const EXIT_INVALID: i32 = 3;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 fn main() {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            // --help and --version print to stdout and succeed; usage errors get their own
-            // status (clap's own 2 is the status of a diverged run).
-            let _ = e.print();
-            std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
-        }
-    };
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = cli.threads {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let max = MAX_THREADS_PER_CORE * cores;
-        if n > max {
-            eprintln!(
-                "note: --threads {n} capped at {max} ({MAX_THREADS_PER_CORE} × the {cores} cores)"
-            );
-        }
-        pool = pool.num_threads(n.min(max));
-    }
-    let pool = match pool.build() {
-        Ok(pool) => pool,
-        Err(e) => {
-            eprintln!("error: cannot start the worker threads: {e}");
-            std::process::exit(1);
-        }
-    };
+    let cli: Cli = supple_run::cli::parse_or_exit();
+    let pool = supple_run::cli::thread_pool_or_exit(cli.threads);
     // Run on a pool thread: parallel loops then start from inside the pool instead of
     // handing every loop to another thread and sleeping (which dominates small steps).
     let result: Result<i32> = pool.install(|| match cli.command {
@@ -116,7 +87,14 @@ fn main() {
         Command::View(args) => view::view(args),
         Command::Sweep(args) => sweep::sweep(args, cli.threads),
         Command::Schema => {
-            println!("{}", supple_io::scene::scene_schema_json());
+            // `writeln!`, not `println!`: a closed pipe is then an error (handled below), not
+            // a panic.
+            use std::io::Write as _;
+            writeln!(
+                std::io::stdout(),
+                "{}",
+                supple_io::scene::scene_schema_json()
+            )?;
             Ok(0)
         }
     });

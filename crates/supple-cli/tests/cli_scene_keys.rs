@@ -20,6 +20,25 @@ const MINIMAL: &str = "[[body]]\n\
     material = { model = \"corotational\" }\n";
 
 #[test]
+fn schema_into_a_pipe_closed_early_exits_0_without_a_panic() {
+    // `supple schema | head`: the schema (73 kB) is more than a pipe holds, so the write
+    // meets the closed pipe.
+    use std::io::Read;
+    let mut child = supple()
+        .arg("schema")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn schema_prints_the_scene_format_with_its_defaults() {
     let o = supple().arg("schema").output().unwrap();
     assert!(o.status.success());

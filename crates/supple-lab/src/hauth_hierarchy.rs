@@ -18,7 +18,6 @@
 //! frame of the turning base: `d(t) = x(t) − R(t) X`, against the reference's `d_ref(t)`,
 //! both at the end (where `R = I`) and as `max_t ‖d − d_ref‖ / max_t ‖d_ref‖`.
 
-use crate::args::BenchPreconditioner;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fmt::Write as _;
@@ -35,6 +34,7 @@ use supple::nalgebra::{Rotation3, Unit, Vector3};
 use supple::time::{
     BackwardEuler, Integrator, LinearSolverKind, LinearizedBackwardEuler, NewtonSettings, WarmStart,
 };
+use supple_run::cli::PreconditionerArg;
 
 #[derive(Args)]
 pub struct HauthHierarchyArgs {
@@ -66,7 +66,7 @@ pub struct HauthHierarchyArgs {
     /// Preconditioner of every nodal PCG (reference, corotational, reading (b)); reading (a)
     /// always uses block Jacobi on its hierarchical matrix.
     #[arg(long, value_enum, default_value = "block-jacobi")]
-    pub preconditioner: BenchPreconditioner,
+    pub preconditioner: PreconditionerArg,
     /// Newton tolerance (relative residual) of the StVK runs, coarse level included.
     #[arg(long, default_value_t = 1e-6)]
     pub newton_tolerance: f64,

@@ -7,7 +7,6 @@
 //! never on the `supple` program.
 
 mod adaptive_poke;
-mod args;
 mod debunne_cube;
 mod hauth_forces;
 mod hauth_hierarchy;
@@ -60,29 +59,9 @@ enum Command {
     Order(order::OrderArgs),
 }
 
-/// Exit status of a command line that cannot be understood, as `supple`'s (BSD's
-/// `EX_USAGE`).
-const EXIT_USAGE: i32 = 64;
-
 fn main() {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            std::process::exit(if e.use_stderr() { EXIT_USAGE } else { 0 });
-        }
-    };
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = cli.threads {
-        pool = pool.num_threads(n);
-    }
-    let pool = match pool.build() {
-        Ok(pool) => pool,
-        Err(e) => {
-            eprintln!("error: cannot start the worker threads: {e}");
-            std::process::exit(1);
-        }
-    };
+    let cli: Cli = supple_run::cli::parse_or_exit();
+    let pool = supple_run::cli::thread_pool_or_exit(cli.threads);
     // On a pool thread, as `supple` runs: parallel loops start from inside the pool.
     let result: Result<()> = pool.install(|| match cli.command {
         Command::HauthForces(args) => hauth_forces::hauth_forces(args).map(|_| ()),

@@ -11,6 +11,8 @@
 //! ([`skin`]) and the resource estimate checked before a run ([`budget`]).
 
 pub mod budget;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod frames;
 pub mod pictures;
 pub mod plots;
