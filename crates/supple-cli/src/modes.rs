@@ -141,28 +141,34 @@ pub fn modes(args: ModesArgs) -> Result<i32> {
             serde_json::to_string_pretty(&all)? + "\n",
         )?;
     }
+    // `writeln!`: a closed pipe (`supple modes … | head`) is an error, not a panic.
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&all)?)?;
     } else {
         for b in &all {
-            println!(
+            writeln!(
+                out,
                 "body `{}`: {} free dofs, {} mass, {} iterations{}",
                 b.body,
                 b.free_dofs,
                 b.mass,
                 b.iterations,
                 if b.converged { "" } else { " (NOT converged)" }
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "{:>5} {:>16} {:>12} {:>24}",
                 "mode", "frequency (Hz)", "residual", "eff. mass x / y / z"
-            );
+            )?;
             for r in &b.modes {
                 let [x, y, z] = r.effective_mass_fraction;
-                println!(
+                writeln!(
+                    out,
                     "{:>5} {:>16.6} {:>12.2e}   {x:>6.3} / {y:>6.3} / {z:>6.3}",
                     r.mode, r.frequency_hz, r.residual
-                );
+                )?;
             }
         }
     }
