@@ -94,7 +94,7 @@ impl Snapshot {
     /// (BDF's earlier steps) and the contact step's lagged friction, as when the page rebuilds
     /// a world for a new setting. Nothing changes when an error is returned.
     pub fn apply(&self, world: &mut World) -> Result<(), String> {
-        if !(self.time.is_finite()) {
+        if !self.time.is_finite() {
             return Err(format!("time = {}: must be a finite number", self.time));
         }
         if self.bodies.len() != world.bodies.len() {

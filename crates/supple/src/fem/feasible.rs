@@ -241,6 +241,26 @@ mod tests {
     }
 
     #[test]
+    fn a_trial_inverting_a_healthy_tet_is_caught_and_a_crushed_slivers_flip_is_not() {
+        let rest = vec![Vector3::zeros(), Vector3::x(), Vector3::y(), Vector3::z()];
+        let mesh = TetMesh::new(rest.clone(), vec![[0, 1, 2, 3]]).unwrap();
+        let elems = ElementSet::new(&mesh);
+        let at = |z: f64| {
+            let mut x = rest.clone();
+            x[3].z = z;
+            x
+        };
+        // J = z: from 1 (healthy) through the base.
+        assert!(inverts_an_element(&elems, &at(1.0), &at(-0.1)));
+        assert!(inverts_an_element(&elems, &at(0.6 * J_FLOOR), &at(0.0)));
+        // Not inverted at the trial, or already under half the floor (left free), or already
+        // inverted: not counted.
+        assert!(!inverts_an_element(&elems, &at(1.0), &at(1e-9)));
+        assert!(!inverts_an_element(&elems, &at(0.4 * J_FLOOR), &at(-1e-9)));
+        assert!(!inverts_an_element(&elems, &at(-0.1), &at(-0.2)));
+    }
+
+    #[test]
     fn the_body_cap_is_the_smallest_tet_root() {
         let positions = vec![
             Vector3::zeros(),
