@@ -93,6 +93,17 @@ impl World {
         self.project_rigid_cores();
         self.project_constraints(t0 + h, h)
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
+        // The projections know nothing of contact: only as much of them is kept as keeps the
+        // state intersection-free (a no-op when they moved nothing).
+        let (Some(contact), Some(ipc)) = (self.contact.as_ref(), self.ipc.as_mut()) else {
+            unreachable!("attempt_ipc runs only with the IPC response");
+        };
+        let obstacles = Obstacles {
+            list: &contact.settings().obstacles,
+            time: t0 + h,
+            start: t0,
+        };
+        ipc.keep_projection_feasible(&mut self.bodies, &obstacles);
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

@@ -245,6 +245,11 @@ impl World {
             .all(|i| crate::contact::couples(i.name()));
         settings.response = settings.response.resolve(all_backward_euler);
         self.ipc = ipc::build(&self.bodies, &self.integrators, &settings)?;
+        if let Some(step) = self.ipc.as_mut() {
+            for (b, core) in &self.rigid {
+                step.add_core(&self.bodies[*b], *b, core.vertices());
+            }
+        }
         self.contact = Some(Contact::new(settings, &self.bodies, self.dt)?);
         Ok(self)
     }

@@ -29,6 +29,9 @@ impl World {
                 source: RigidError::Shared { vertex, core: k },
             });
         }
+        if let Some(ipc) = self.ipc.as_mut() {
+            ipc.add_core(b, body, core.vertices());
+        }
         let n = b.n_vertices();
         self.mark_core(body, n, core.vertices(), self.rigid.len());
         self.rigid.push((body, core));

@@ -27,6 +27,7 @@ pub mod pattern;
 pub mod potential;
 pub mod psd;
 pub mod step;
+pub mod stiff_core;
 
 pub use potential::BarrierHessian;
 pub use step::{IpcFailure, IpcStats, IpcStep, IpcTimes};

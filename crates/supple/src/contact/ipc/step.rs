@@ -35,6 +35,7 @@ use super::friction_potential::FrictionSet;
 use super::mesh::CollisionMesh;
 use super::pattern::CoupledPattern;
 use super::potential::{add_stencils, ContactSet, Obstacles, Pairing};
+use super::stiff_core::StiffCores;
 use super::IpcSettings;
 use crate::body::Body;
 use crate::clock::Instant;
@@ -75,6 +76,9 @@ pub struct IpcStats {
     /// With [`IpcStep::check_iterates`]: accepted iterates in which a vertex of one body
     /// lay inside another body.
     pub intersecting_iterates: usize,
+    /// The fraction of the world's projections (rigid cores, exact constraints) that
+    /// [`IpcStep::keep_projection_feasible`] kept (1: all of it; 0 before it ran).
+    pub projection_fraction: f64,
     /// Wall time (s) of the step's phases: residuals (forces, barrier and friction
     /// gradients), Jacobians (bodies' matrices and contact Hessians), linear solves, contact
     /// set updates (broad phase and distances) and CCD with the inversion cap.
@@ -148,6 +152,8 @@ pub struct IpcStep {
     surfaces: Vec<crate::contact::ContactSurface>,
     /// The running step's phase times.
     times: IpcTimes,
+    /// The dynamic rigid cores' stiff potential ([`super::stiff_core`]).
+    cores: StiffCores,
 }
 
 impl IpcStep {
@@ -209,12 +215,19 @@ impl IpcStep {
                 .map(|b| crate::contact::ContactSurface::new(&b.mesh.positions, &b.mesh.tets))
                 .collect(),
             times: IpcTimes::default(),
+            cores: StiffCores::default(),
             settings,
             mesh,
             set,
             friction: FrictionSet::default(),
             pattern,
         }
+    }
+
+    /// Holds the vertices `core` of body `b` (a dynamic rigid core of the world) close to a
+    /// rigid motion in the minimization ([`super::stiff_core`]).
+    pub fn add_core(&mut self, body: &Body, b: usize, core: &[u32]) {
+        self.cores.add(body, self.mesh.offsets[b], core);
     }
 
     /// Advances every body by `h` together (see the module notes). `inputs[b]` are body
@@ -600,6 +613,7 @@ impl IpcStep {
             );
             self.pattern.add_body(b, &self.body_a[b], &mut self.a);
         }
+        self.cores.add_hessian(h * h, &mut self.a);
         add_stencils(&self.set.stencils, self.kappa, &mut self.a);
         add_stencils(&self.friction.stencils, h * h, &mut self.a);
         self.times.jacobian_s += started.elapsed().as_secs_f64();
@@ -622,6 +636,7 @@ fn dot(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
 }
 
+mod projected;
 mod residual;
 mod start;
 

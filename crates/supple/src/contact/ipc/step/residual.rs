@@ -71,6 +71,7 @@ impl IpcStep {
                 return None;
             }
         }
+        phi += self.cores.energy(&self.x);
         phi += self.kappa / (h * h) * self.set.energy(&self.x);
         if eps > 0.0 {
             phi += self.friction.energy(&self.x0, &self.x, eps);
@@ -122,6 +123,8 @@ impl IpcStep {
                 self.g[i] = h * self.g_t[i] - self.mv[i];
             }
         }
+        // g = h f − M Δu with f = −∇Ψ: the cores' potential enters as its elastic energy.
+        self.cores.add_gradient(&self.x, -h, &mut self.g);
         if contact {
             let kappa_force = self.kappa / (h * h);
             self.set.compute_stencils(&self.x, obstacles, false);
