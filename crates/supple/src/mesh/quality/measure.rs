@@ -20,8 +20,8 @@ pub(super) fn min_dihedral(p: &[Vector3<f64>; 4]) -> f64 {
         .iter()
         .map(|e| e.norm_squared())
         .fold(0.0, f64::max);
-    // `!(a > b)` also refuses NaN.
-    if !(six_v > DEGENERATE_REL * longest2 * longest2.sqrt()) {
+    // Also refuses NaN.
+    if six_v.is_nan() || six_v <= DEGENERATE_REL * longest2 * longest2.sqrt() {
         return INVALID;
     }
     // Outward normals of the faces opposite vertices 0..3 for a positively oriented tet (the

@@ -135,8 +135,8 @@ pub fn improve(
         report.passes += 1;
         let mut changed = 0;
         if params.smooth {
-            for v in 0..mesh.n_vertices() {
-                if !on_boundary[v] && work.smooth_vertex(v as u32) {
+            for (v, &fixed) in on_boundary.iter().enumerate() {
+                if !fixed && work.smooth_vertex(v as u32) {
                     changed += 1;
                 }
             }
