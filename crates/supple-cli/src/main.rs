@@ -45,7 +45,8 @@ enum Command {
     /// The lowest vibration modes of each body at rest (frequencies in Hz, shapes as VTU).
     Modes(modes::ModesArgs),
     /// Fill a closed OBJ/STL surface with tetrahedra (isosurface stuffing) and write TetGen
-    /// or VTU, printing the dihedral angles, tet count and volume error.
+    /// or VTU, printing the dihedral angles, tet count and volume error; `--improve` raises
+    /// the smallest dihedral angles of the stuffed mesh or of a tet mesh file.
     Mesh(mesh::MeshArgs),
     /// Look at a scene or a mesh in the browser and pull on it: serves the page on 127.0.0.1
     /// (the engine runs in the page) with the scene and its files preloaded, and opens a

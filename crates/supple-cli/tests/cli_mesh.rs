@@ -1,5 +1,5 @@
-//! `supple mesh`: a surface stuffed into tets, written as TetGen and VTU and read back; bad
-//! input refused with status 1.
+//! `supple mesh`: a surface stuffed into tets, written as TetGen and VTU and read back; a tet
+//! mesh and a stuffed surface improved with `--improve`; bad input refused with status 1.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -182,5 +182,145 @@ fn a_flat_surface_whose_fill_exceeds_the_address_space_limit_is_refused() {
         err.contains("flat.stl") && err.contains("inside the surface") && err.contains("ulimit -v"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The boundary triangles of a mesh as sorted vertex triples, sorted.
+fn boundary(m: &supple::mesh::TetMesh) -> Vec<[u32; 3]> {
+    let mut f: Vec<[u32; 3]> = supple::mesh::boundary_faces(&m.tets)
+        .into_iter()
+        .map(|mut t| {
+            t.sort_unstable();
+            t
+        })
+        .collect();
+    f.sort_unstable();
+    f
+}
+
+#[test]
+fn a_tet_mesh_is_improved_keeping_its_boundary_and_vertex_indices() {
+    let dir = temp_dir("improve");
+    let input = repo().join("scenes/meshes/tube_solid_1k.node");
+    let out = supple()
+        .args(["mesh", input.to_str().unwrap(), "--improve", "--out"])
+        .arg(dir.join("tube"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        "tube_solid_1k.node: 326 vertices",
+        "dihedral angles        before      after",
+        "  smallest ",
+        "  tets below  10° ",
+        "  tets below  20° ",
+        "histogram (all six angles of each tet, 10° bins)",
+    ] {
+        assert!(text.contains(want), "{want:?} in\n{text}");
+    }
+    let before = supple_io::tetgen::read_tetgen(&input).unwrap();
+    let after = supple_io::tetgen::read_tetgen(&dir.join("tube")).unwrap();
+    after.validate().unwrap();
+    assert_eq!(after.n_vertices(), before.n_vertices());
+    assert_eq!(boundary(&after), boundary(&before));
+    for f in boundary(&before) {
+        for v in f {
+            assert_eq!(before.positions[v as usize], after.positions[v as usize]);
+        }
+    }
+    assert!((after.volume() - before.volume()).abs() < 1e-12 * before.volume());
+    let (lo0, _) = supple::mesh::octasection::dihedral_range_deg(&before);
+    let (lo1, _) = supple::mesh::octasection::dihedral_range_deg(&after);
+    assert!(lo1 > lo0, "{lo0} → {lo1}");
+    let smallest = text
+        .lines()
+        .find(|l| l.starts_with("  smallest"))
+        .unwrap()
+        .to_string();
+    assert!(
+        smallest.contains(&format!("{lo0:.2}°")) && smallest.contains(&format!("{lo1:.2}°")),
+        "{smallest}"
+    );
+
+    // A stuffed surface improved before it is written.
+    let obj = repo().join("scenes/meshes/bunny.obj");
+    let out = supple()
+        .args([
+            "mesh",
+            obj.to_str().unwrap(),
+            "--spacing",
+            "2",
+            "--improve",
+            "--passes",
+            "2",
+            "--out",
+        ])
+        .arg(dir.join("bunny"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("tets; dihedral angles") && text.contains("improved in "),
+        "{text}"
+    );
+    supple_io::tetgen::read_tetgen(&dir.join("bunny"))
+        .unwrap()
+        .validate()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn improve_arguments_that_do_not_fit_are_refused() {
+    let dir = temp_dir("improve-bad");
+    let node = repo().join("scenes/meshes/tube_solid_1k.node");
+    let obj = repo().join("scenes/meshes/bunny.obj");
+    let run = |args: &[&str]| {
+        let o = supple()
+            .arg("mesh")
+            .args(args)
+            .arg("--out")
+            .arg(dir.join("x"))
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, err) = run(&[node.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("tube_solid_1k.node: a tet mesh is read to be improved: add --improve"),
+        "{err}"
+    );
+    let (code, err) = run(&[node.to_str().unwrap(), "--improve", "--spacing", "1"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("--spacing is for stuffing a surface"), "{err}");
+    let (code, err) = run(&[obj.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("bunny.obj: a surface is stuffed at a lattice spacing: add --spacing"),
+        "{err}"
+    );
+    let (code, err) = run(&[node.to_str().unwrap(), "--improve", "--passes", "1000"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("tube_solid_1k.node: --improve: passes = 1000: at most 100"),
+        "{err}"
+    );
+    // --passes without --improve is a usage error.
+    let (code, _) = run(&[node.to_str().unwrap(), "--passes", "2"]);
+    assert_eq!(code, Some(64));
     let _ = std::fs::remove_dir_all(&dir);
 }

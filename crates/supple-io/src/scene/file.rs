@@ -234,43 +234,93 @@ pub(super) enum MeshSection {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// Gmsh `.msh` 2.2 or 4.1 (ASCII).
     Gmsh {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// VTK XML unstructured grid.
     Vtu {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// Legacy VTK (ASCII).
     Vtk {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// Medit `.mesh`.
     Medit {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// A closed triangle surface (`.obj`, `.stl`) filled with tetrahedra by isosurface
     /// stuffing at lattice `spacing` (scene units).
-    Surface { path: PathBuf, spacing: f64 },
+    Surface {
+        path: PathBuf,
+        spacing: f64,
+        /// Raise the stuffed mesh's smallest dihedral angles (as for a mesh file).
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
+    },
     /// Any of the above, chosen by the file's extension.
     File {
         path: PathBuf,
         #[serde(default)]
         orient: Orient,
+        /// Raise the mesh's smallest dihedral angles at load time (interior-vertex smoothing
+        /// and 2-3/3-2 flips; boundary, vertex indices and volume kept), with the angles
+        /// before and after as a note.
+        #[serde(default, deserialize_with = "improve_flag")]
+        #[schemars(with = "bool")]
+        improve: bool,
     },
     /// A mesh handed over in memory by a program (the Python module), by its index among
     /// the meshes given to [`super::scene_from_table`]; a scene file has none to name.
     Given { index: usize },
+}
+
+/// `improve = true | false`; a value of another type is reported as `improve: ...`, since
+/// serde's path stops at the internally tagged `mesh` table.
+fn improve_flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    use serde::de::Error;
+    <bool as Deserialize>::deserialize(d).map_err(|e| D::Error::custom(format!("improve: {e}")))
 }
 
 pub(super) fn default_split() -> u8 {

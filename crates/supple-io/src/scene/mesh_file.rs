@@ -1,6 +1,9 @@
 //! Mesh files named in a scene (`mesh = { kind = "gmsh" | "vtu" | "vtk" | "medit" |
-//! "tetgen" | "file", path = ..., orient = "check" | "fix" }`): read, with what the reader
-//! left out or changed as notes, and the file's named regions for `fixed` selectors.
+//! "tetgen" | "file", path = ..., orient = "check" | "fix", improve = false | true }`): read,
+//! with what the reader left out or changed as notes, and the file's named regions for
+//! `fixed` selectors. `improve = true` raises the smallest dihedral angles
+//! (`supple::mesh::quality`, Debunne et al. 2000 §4.1) keeping the boundary and every vertex
+//! index, so `fixed` selectors and regions mean the same vertices.
 
 use super::file::MeshSection;
 use super::BodyIssue;
@@ -23,14 +26,49 @@ pub(super) fn read(
     dir: &Path,
     files: Files<'_>,
 ) -> Result<MeshRead, BodyIssue> {
-    let (path, orient, format) = match section {
-        MeshSection::Tetgen { path, orient } => (path, orient, Some(MeshFormat::Tetgen)),
-        MeshSection::Gmsh { path, orient } => (path, orient, Some(MeshFormat::Gmsh)),
-        MeshSection::Vtu { path, orient } => (path, orient, Some(MeshFormat::Vtu)),
-        MeshSection::Vtk { path, orient } => (path, orient, Some(MeshFormat::VtkLegacy)),
-        MeshSection::Medit { path, orient } => (path, orient, Some(MeshFormat::Medit)),
-        MeshSection::File { path, orient } => (path, orient, None),
-        MeshSection::Surface { path, spacing } => return stuffed(&path, spacing, key, dir, files),
+    use MeshSection as S;
+    let (path, orient, improve, format) = match section {
+        S::Tetgen {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, Some(MeshFormat::Tetgen)),
+        S::Gmsh {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, Some(MeshFormat::Gmsh)),
+        S::Vtu {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, Some(MeshFormat::Vtu)),
+        S::Vtk {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, Some(MeshFormat::VtkLegacy)),
+        S::Medit {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, Some(MeshFormat::Medit)),
+        S::File {
+            path,
+            orient,
+            improve,
+        } => (path, orient, improve, None),
+        S::Surface {
+            path,
+            spacing,
+            improve,
+        } => {
+            let mut m = stuffed(&path, spacing, key, dir, files)?;
+            if improve {
+                m.mesh = improved(m.mesh, &path, key, &mut m.notes)?;
+            }
+            return Ok(m);
+        }
         MeshSection::Box { .. } | MeshSection::Given { .. } => {
             return Err(BodyIssue::Invalid(format!(
                 "{key}.mesh: a box or given mesh is not read from a file"
@@ -62,11 +100,45 @@ pub(super) fn read(
             m.mesh.n_tets()
         ));
     }
+    let mesh = if improve {
+        improved(m.mesh, &path, key, &mut notes)?
+    } else {
+        m.mesh
+    };
     Ok(MeshRead {
-        mesh: m.mesh,
+        mesh,
         regions: m.regions,
         notes,
     })
+}
+
+/// `improve = true`: the mesh with its smallest dihedral angles raised, and a note with the
+/// angles before and after.
+fn improved(
+    mesh: TetMesh,
+    path: &Path,
+    key: &str,
+    notes: &mut Vec<String>,
+) -> Result<TetMesh, BodyIssue> {
+    use supple::mesh::quality::{improve, ImproveParams};
+    let file = path.display();
+    let (better, r) = improve(&mesh, &ImproveParams::default())
+        .map_err(|e| BodyIssue::Invalid(format!("{key}.mesh.improve: {file}: {e}")))?;
+    notes.push(format!(
+        "{key}.mesh: {file} improved: smallest dihedral angle {:.1}° → {:.1}°, largest {:.1}° → {:.1}°, tets below 20° {} → {} ({} vertex moves, {} 2-3 and {} 3-2 flips, {} → {} tets)",
+        r.before.min_deg,
+        r.after.min_deg,
+        r.before.max_deg,
+        r.after.max_deg,
+        r.before.tets_below(20.0),
+        r.after.tets_below(20.0),
+        r.moves,
+        r.flips_23,
+        r.flips_32,
+        r.before.n_tets(),
+        r.after.n_tets()
+    ));
+    Ok(better)
 }
 
 /// `mesh = { kind = "surface", path, spacing }`: the surface's inside, stuffed (Labelle &

@@ -1,6 +1,6 @@
 //! Tetrahedral meshes: rest positions, tets, validation, boundary surface, generators,
-//! embedded surfaces ([`embed`]), and meshes of a surface's inside by isosurface stuffing
-//! ([`stuffing`]).
+//! embedded surfaces ([`embed`]), meshes of a surface's inside by isosurface stuffing
+//! ([`stuffing`]), and dihedral-angle statistics and improvement ([`quality`]).
 //!
 //! Orientation convention (used everywhere in Supple): a tet `[a, b, c, d]` is positively
 //! oriented when `det[b − a, c − a, d − a] > 0`. Negative or zero-volume rest tets are
@@ -11,6 +11,7 @@ mod closest;
 pub mod embed;
 mod generate;
 pub mod octasection;
+pub mod quality;
 pub mod stuffing;
 
 pub use boundary::{boundary_faces, boundary_faces_with_tets};
