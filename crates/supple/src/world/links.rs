@@ -26,8 +26,10 @@
 //! of either in `tests/links.rs`' set-up at 1 ms). Every world step these start-of-step data
 //! are taken anew.
 //!
-//! Not with the coupled IPC contact step, which solves all bodies together from its own
-//! inputs: [`World::add_spring`] and [`World::with_contact`] refuse the combination.
+//! The coupled IPC contact step takes them the same way: each end is a point spring in its
+//! body's step inputs there too, with the other end lagged (`World::attempt_ipc`), so a spring
+//! is inside the step's minimization (`scenes/snapping_torus_platform.toml` ties two cylinders
+//! to a dynamic platform with them).
 
 use super::{World, WorldError};
 use crate::body::Body;

@@ -50,9 +50,7 @@ impl Lattice {
         }
         // Up to 10⁷ cubes a side: the products can pass usize (a debug build panicked on
         // `--spacing 1e-6`), so they saturate and are refused below.
-        let n_black = (n[0] + 1)
-            .saturating_mul(n[1] + 1)
-            .saturating_mul(n[2] + 1);
+        let n_black = (n[0] + 1).saturating_mul(n[1] + 1).saturating_mul(n[2] + 1);
         let n_red = n[0].saturating_mul(n[1]).saturating_mul(n[2]);
         let total = n_black.saturating_add(n_red);
         if total > max_vertices || total > u32::MAX as usize {
