@@ -78,6 +78,7 @@ struct ContactTrack {
     ipc_kappa_max: f64,
     ipc_cuts: usize,
     ipc_backtracks: usize,
+    ipc_projection_cuts: usize,
 }
 
 struct ProbeTrack {
@@ -305,6 +306,7 @@ impl Recorder {
                 t.ipc_kappa_max = t.ipc_kappa_max.max(l.kappa);
                 t.ipc_cuts += l.ccd_cuts;
                 t.ipc_backtracks += l.backtracks;
+                t.ipc_projection_cuts += usize::from(l.projection_fraction < 1.0);
             }
         }
         for (p, t) in &mut self.probes {
@@ -524,6 +526,7 @@ impl Recorder {
                         kappa_max: t.ipc_kappa_max,
                         ccd_cuts_per_step: t.ipc_cuts as f64 / steps,
                         backtracks_per_step: t.ipc_backtracks as f64 / steps,
+                        projection_cuts: t.ipc_projection_cuts,
                     }),
                 }
             }),

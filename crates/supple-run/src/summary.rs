@@ -199,6 +199,10 @@ pub struct IpcSummary {
     /// Newton steps cut by CCD or the inversion cap, and line-search halvings, per step.
     pub ccd_cuts_per_step: f64,
     pub backtracks_per_step: f64,
+    /// Steps in which the world's projections (rigid cores, exact constraints) after the
+    /// coupled step were kept only in part, so that no pair crossed on their path
+    /// (`IpcStep::keep_projection_feasible`).
+    pub projection_cuts: usize,
 }
 
 #[derive(Serialize)]

@@ -310,6 +310,22 @@ impl World {
         }
     }
 
+    /// Measures the exact constraints' residual at the bodies' positions now (after the
+    /// coupled IPC step kept only part of the projection).
+    pub(super) fn refresh_constraint_residual(&mut self, t: f64) {
+        let exact = &mut self.exact;
+        if exact.constraints.is_empty() {
+            return;
+        }
+        let views = WorldBodies {
+            bodies: &mut self.bodies,
+            inv_mass: &exact.inv_mass,
+            cores: &mut self.rigid,
+            core_of: &exact.core_of,
+        };
+        exact.last.residual = Projector::residual_now(&exact.constraints, &views, t);
+    }
+
     /// Validates a constraint against the bodies and normalizes a plane's normal.
     fn checked(&self, mut c: ExactConstraint) -> Result<ExactConstraint, ExactError> {
         for p in c.points() {

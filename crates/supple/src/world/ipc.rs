@@ -103,7 +103,10 @@ impl World {
             time: t0 + h,
             start: t0,
         };
-        ipc.keep_projection_feasible(&mut self.bodies, &obstacles);
+        if ipc.keep_projection_feasible(&mut self.bodies, &obstacles) < 1.0 {
+            // What the constraints' metrics report is the state kept, not the projection.
+            self.refresh_constraint_residual(t0 + h);
+        }
         for (b, body) in self.bodies.iter().enumerate() {
             if let Some(reason) = self.control.check(body) {
                 return Err(Failure::Hard(b, reason));

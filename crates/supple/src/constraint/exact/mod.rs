@@ -259,6 +259,24 @@ pub struct Projection {
     pub iterations: usize,
 }
 
+/// `Φ` of one constraint at the bodies' positions, into `out` (`c.rows()` values).
+fn constraint_values(
+    c: &ExactConstraint,
+    bodies: &(impl ProjectedBodies + ?Sized),
+    t: f64,
+    out: &mut [f64],
+) {
+    let p = c.point.eval(bodies.x(c.point.body));
+    match &c.kind {
+        ExactKind::Point { path } => out.copy_from_slice((p - path.at(t)).as_slice()),
+        ExactKind::Plane { origin, normal } => out[0] = normal.dot(&(p - origin)),
+        ExactKind::Sphere { center, radius } => out[0] = (p - center).norm() - radius,
+        ExactKind::Link { other } => {
+            out.copy_from_slice((p - other.eval(bodies.x(other.body))).as_slice())
+        }
+    }
+}
+
 impl Projector {
     /// Projects `bodies` onto the constraints `active` (with `t` the step's end, `h` its
     /// length) and writes each constraint's force over the step, `Nᵀλ/h` on its first point,
@@ -334,26 +352,27 @@ impl Projector {
     ) -> f64 {
         let mut r = 0;
         for c in active {
-            let p = c.point.eval(bodies.x(c.point.body));
-            match &c.kind {
-                ExactKind::Point { path } => {
-                    let d = p - path.at(t);
-                    for i in 0..3 {
-                        self.rhs[r + i] = d[i];
-                    }
-                }
-                ExactKind::Plane { origin, normal } => self.rhs[r] = normal.dot(&(p - origin)),
-                ExactKind::Sphere { center, radius } => self.rhs[r] = (p - center).norm() - radius,
-                ExactKind::Link { other } => {
-                    let d = p - other.eval(bodies.x(other.body));
-                    for i in 0..3 {
-                        self.rhs[r + i] = d[i];
-                    }
-                }
-            }
+            constraint_values(c, bodies, t, &mut self.rhs.as_mut_slice()[r..r + c.rows()]);
             r += c.rows();
         }
         self.rhs.amax()
+    }
+
+    /// `max_r |Φ_r|` of `active` at the bodies' positions now (the state may have moved since
+    /// the last projection, as the coupled IPC step's feasibility cut moves it).
+    pub fn residual_now(
+        active: &[ExactConstraint],
+        bodies: &(impl ProjectedBodies + ?Sized),
+        t: f64,
+    ) -> f64 {
+        let mut out = [0.0; 3];
+        let mut worst: f64 = 0.0;
+        for c in active {
+            let rows = &mut out[..c.rows()];
+            constraint_values(c, bodies, t, rows);
+            worst = rows.iter().fold(worst, |w, r| w.max(r.abs()));
+        }
+        worst
     }
 
     /// The rows' gradients at the current positions.
