@@ -4,8 +4,8 @@
 //! Why: Debunne et al. 2000 ("Adaptive simulation of soft bodies in real-time", §2.2.2) write
 //! the Laplacian of a piecewise linear field as a sum over edges of cotangents of the angles
 //! opposite each edge: first-order accurate in general, second-order where the opposite angles
-//! are equal — hence their §4.1: meshes "optimized using a relaxation technique [so that]
-//! length of edges and dihedral angles between two adjacent tetrahedra [are] as equal as
+//! are equal — hence their §4.1: meshes "optimized using a relaxation technique \[so that\]
+//! length of edges and dihedral angles between two adjacent tetrahedra \[are\] as equal as
 //! possible … only applied to the internal nodes of each mesh, thus preserving the surface
 //! appearance". Small dihedral angles also make large cotangents, stiff elements and small
 //! stable time steps for every explicit integrator.
