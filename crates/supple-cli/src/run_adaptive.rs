@@ -5,7 +5,7 @@
 //!   `active`), every `output.frame_every` frames;
 //! - `metrics.csv`: per frame, active nodes per level, node updates, splits, merges, refused
 //!   splits, the reactive budget's warning, active mass and momentum, energy, the force of
-//!   the body on the tool, wall time;
+//!   the body on the tool, wall time, and the body's deformed volume (`supple::adaptive::VolumeProbe`);
 //! - `summary.json`, and the level-coloured pictures (Fig. 8): `final.png`, `images/`,
 //!   `animation.gif` (see [`crate::adaptive_pictures`]).
 
@@ -51,6 +51,8 @@ pub fn run(scene: &Scene, out: Option<PathBuf>, quiet: bool) -> Result<i32> {
         None
     };
     let mut csv = header(levels);
+    let mut volume = supple::adaptive::VolumeProbe::new(&body)?;
+    let (mut volume_min, mut volume_max) = (volume.rest_volume(), volume.rest_volume());
     let mut pictures =
         LevelPictures::new(&body, a.tool.as_ref(), &scene.output, frames / every + 1);
     let mut record = |body: &AdaptiveBody, frame: usize, pvd: &mut Option<PvdWriter>| {
@@ -107,7 +109,9 @@ pub fn run(scene: &Scene, out: Option<PathBuf>, quiet: bool) -> Result<i32> {
         for (m, &n) in max_active.iter_mut().zip(&s.active_per_level) {
             *m = (*m).max(n);
         }
-        row(&mut csv, &body, f + 1, scene.dt, &s);
+        let v = volume.volume(&body);
+        (volume_min, volume_max) = (volume_min.min(v), volume_max.max(v));
+        row(&mut csv, &body, f + 1, scene.dt, &s, v);
         if (f + 1) % every == 0 || f + 1 == frames {
             record(&body, f + 1, &mut pvd)?;
         }
@@ -138,6 +142,14 @@ pub fn run(scene: &Scene, out: Option<PathBuf>, quiet: bool) -> Result<i32> {
         "splits_refused": totals.splits_refused,
         "overrun_warnings": overruns,
         "images": pictures_written,
+        // The finest level's tets at the displacements the simulation represents
+        // (`supple::adaptive::VolumeProbe`): rest, end, and the largest change.
+        "volume_rest": volume.rest_volume(),
+        "volume_final": volume.volume(&body),
+        "volume_max_rel_change": (volume_max - volume.rest_volume())
+            .abs()
+            .max((volume_min - volume.rest_volume()).abs())
+            / volume.rest_volume(),
     });
     std::fs::write(
         out.join("summary.json"),
@@ -179,12 +191,12 @@ fn header(levels: usize) -> String {
     for n in 0..levels {
         let _ = write!(h, ",active_{n}");
     }
-    h.push_str(",node_updates,splits,merges,splits_refused,overrun_warning,active_mass,momentum_x,momentum_y,momentum_z,energy,tool_contacts,tool_fx,tool_fy,tool_fz,wall_ms,refine_ms\n");
+    h.push_str(",node_updates,splits,merges,splits_refused,overrun_warning,active_mass,momentum_x,momentum_y,momentum_z,energy,tool_contacts,tool_fx,tool_fy,tool_fz,wall_ms,refine_ms,volume\n");
     h
 }
 
 /// One metrics row after frame `frame` (the active counts are those the frame ran with).
-fn row(csv: &mut String, body: &AdaptiveBody, frame: usize, dt: f64, s: &FrameStats) {
+fn row(csv: &mut String, body: &AdaptiveBody, frame: usize, dt: f64, s: &FrameStats, volume: f64) {
     let (m, p) = body.active_mass_momentum();
     let _ = write!(csv, "{frame},{:.6}", frame as f64 * dt);
     for n in &s.active_per_level {
@@ -192,7 +204,7 @@ fn row(csv: &mut String, body: &AdaptiveBody, frame: usize, dt: f64, s: &FrameSt
     }
     let _ = writeln!(
         csv,
-        ",{},{},{},{},{},{m:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{:.6e},{:.6e},{:.6e},{:.4},{:.4}",
+        ",{},{},{},{},{},{m:.6e},{:.6e},{:.6e},{:.6e},{:.6e},{},{:.6e},{:.6e},{:.6e},{:.4},{:.4},{volume:.9e}",
         s.node_updates,
         s.splits,
         s.merges,

@@ -35,6 +35,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 mod tool;
+mod volume;
 
 pub use force::{ElementForce, LawElements};
 pub use hierarchy::{Hierarchy, TetLink};
@@ -47,6 +48,7 @@ pub use settings::{
 };
 pub use state::{AdaptiveBody, FrameStats, LevelState, NodeState};
 pub use tool::{SphereTool, ToolPath};
+pub use volume::VolumeProbe;
 
 use crate::mesh::{EmbedError, MeshError};
 use thiserror::Error;
