@@ -6,7 +6,12 @@ use super::{CollisionMesh, ContactSet, Obstacles, PairKind};
 use crate::contact::ipc::accd::{
     edge_edge_accd, point_sdf_accd, point_triangle_accd, AccdSettings,
 };
+use crate::contact::Shape;
 use nalgebra::Vector3;
+
+/// The gap fraction kept against a plane (ACCD's default `s`: a step stops at 90 % of the way
+/// to the plane, the distance not below 10 % of its start).
+const DEFAULT_PLANE_S: f64 = 0.1;
 
 impl ContactSet {
     /// The largest fraction `t ∈ (0, 1]` of the displacement `dx` from `x` that keeps every
@@ -63,6 +68,22 @@ impl ContactSet {
                     }
                 }
                 let sdf = |q: &Vector3<f64>| obstacle.proximity(obstacles.time, q).distance;
+                if matches!(obstacle.shape, Shape::HalfSpace) {
+                    // A plane's signed distance is affine along a straight path, so the
+                    // advancement's answer has a closed form: conservative advancement took
+                    // `|dx| / d` iterations on a long grazing path (a 4·10⁹ m/s² push along
+                    // the ground spent 38 s in one step), capped at 10,000 per vertex.
+                    let (d0, d1) = (sdf(&p), sdf(&(p + d)));
+                    let s = DEFAULT_PLANE_S;
+                    t = t.min(if d0.is_nan() || d0 <= 0.0 {
+                        0.0
+                    } else if d1 >= s * d0 {
+                        t
+                    } else {
+                        ((1.0 - s) * d0 / (d0 - d1)).min(t)
+                    });
+                    continue;
+                }
                 let local = AccdSettings {
                     t_max: t,
                     ..settings
