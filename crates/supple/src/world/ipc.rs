@@ -55,6 +55,24 @@ fn leak_why(body: &str, integrator: &str) -> &'static str {
     )
 }
 
+/// The world's coupled step and its obstacles over `[t0, t0 + h]`.
+fn step_and_obstacles<'a>(
+    contact: &'a Option<crate::contact::Contact>,
+    ipc: &'a mut Option<IpcStep>,
+    t0: f64,
+    h: f64,
+) -> (&'a mut IpcStep, Obstacles<'a>) {
+    let (Some(contact), Some(ipc)) = (contact.as_ref(), ipc.as_mut()) else {
+        unreachable!("attempt_ipc runs only with the IPC response");
+    };
+    let obstacles = Obstacles {
+        list: &contact.settings().obstacles,
+        time: t0 + h,
+        start: t0,
+    };
+    (ipc, obstacles)
+}
+
 impl World {
     /// One try at `[t0, t0 + h]` with the coupled IPC step.
     pub(super) fn attempt_ipc(&mut self, t0: f64, h: f64) -> Result<(), Failure> {
@@ -66,14 +84,7 @@ impl World {
             self.interaction.springs_for(b, t0 + h, &mut input.springs);
             body.model.begin_step();
         }
-        let (Some(contact), Some(ipc)) = (self.contact.as_ref(), self.ipc.as_mut()) else {
-            unreachable!("attempt_ipc runs only with the IPC response");
-        };
-        let obstacles = Obstacles {
-            list: &contact.settings().obstacles,
-            time: t0 + h,
-            start: t0,
-        };
+        let (ipc, obstacles) = step_and_obstacles(&self.contact, &mut self.ipc, t0, h);
         let stats = ipc
             .step(
                 &mut self.bodies,
@@ -95,14 +106,7 @@ impl World {
             .map_err(|(b, reason)| Failure::Hard(b, reason))?;
         // The projections know nothing of contact: only as much of them is kept as keeps the
         // state intersection-free (a no-op when they moved nothing).
-        let (Some(contact), Some(ipc)) = (self.contact.as_ref(), self.ipc.as_mut()) else {
-            unreachable!("attempt_ipc runs only with the IPC response");
-        };
-        let obstacles = Obstacles {
-            list: &contact.settings().obstacles,
-            time: t0 + h,
-            start: t0,
-        };
+        let (ipc, obstacles) = step_and_obstacles(&self.contact, &mut self.ipc, t0, h);
         if ipc.keep_projection_feasible(&mut self.bodies, &obstacles) < 1.0 {
             // What the constraints' metrics report is the state kept, not the projection.
             self.refresh_constraint_residual(t0 + h);
