@@ -111,6 +111,10 @@ struct Report {
     /// over the timed steps, less the inversion check, over their number.
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_ms_per_step_mean: Option<f64>,
+    /// What `preconditioner = "auto"` chose for each body and why (bodies whose solves ran
+    /// PCG with `auto`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    preconditioner: std::collections::BTreeMap<String, supple_run::PreconditionerSummary>,
     /// The multigrid preconditioner (`--preconditioner amg` or a scene's): hierarchy builds
     /// during the timed steps, and one standalone build on the first body's system matrix.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -405,12 +409,17 @@ pub fn bench(args: BenchArgs) -> Result<i32> {
         eprintln!("bench: INVALID timing: {why}");
     }
     let builds_timed = amg_builds(&world) - builds_warmup;
-    // The first body's free vertices decide `auto` (`amg_setup` builds on that body).
-    let free = world
-        .bodies
-        .first()
-        .map_or(0, |b| b.fixed.iter().filter(|&&f| !f).count());
-    let uses_amg = supple_run::budget::uses_amg(&scene.integrator, free);
+    // The multigrid block when the first body's solves ran it (`amg_setup` builds on that
+    // body): `amg` itself, or `auto` having tried it.
+    let choices = world.preconditioner_choices();
+    let first = world.bodies.first().map(|b| b.name.as_str());
+    let auto_tried_amg = choices.iter().any(|(b, c)| {
+        Some(*b) == first
+            && c.candidates
+                .iter()
+                .any(|k| k.preconditioner == supple::linalg::Preconditioner::Amg && !k.skipped)
+    });
+    let uses_amg = auto_tried_amg || (amg_builds(&world) > 0.0);
     let amg = if uses_amg {
         amg_setup(&world, scene.dt).map(|(ms, info)| AmgBench {
             builds_warmup,
@@ -522,6 +531,9 @@ pub fn bench(args: BenchArgs) -> Result<i32> {
         ipc: ipc.report(),
         surface: skins.bench(median(&wall)),
         cpu_ms_per_step_mean,
+        preconditioner: (choices.iter())
+            .map(|(b, c)| (b.to_string(), c.into()))
+            .collect(),
         amg,
     };
     let mut out = std::io::stdout().lock();

@@ -69,7 +69,7 @@ pub fn estimate(scene: &Scene) -> Estimate {
         let (v, t) = (b.mesh.n_vertices() as f64, b.mesh.n_tets() as f64);
         memory += RUN_BYTES_PER_TET * t + RUN_BYTES_PER_VERTEX * v;
         memory += factors * FACTOR_BYTES_PER_V43 * v.powf(4.0 / 3.0);
-        if uses_amg(&scene.integrator, b.mesh.n_vertices()) {
+        if uses_amg(&scene.integrator) {
             memory += AMG_BYTES_PER_VERTEX * v;
         }
         frame += VTU_BYTES_PER_VERTEX * v + VTU_BYTES_PER_TET * t;
@@ -144,11 +144,10 @@ pub fn estimate(scene: &Scene) -> Estimate {
     }
 }
 
-/// Whether the linear solves of `integrator` on a body with `free` free vertices run the
-/// multigrid (`auto` resolves by that count; the estimate passes all vertices, which can only
-/// overestimate).
-pub fn uses_amg(integrator: &IntegratorKind, free: usize) -> bool {
-    use supple::linalg::Preconditioner;
+/// Whether the linear solves of `integrator` may build the multigrid (`amg`, or `auto`, whose
+/// trial tries the multigrid on a system whose other candidates are slow; counted as used,
+/// which can only overestimate).
+pub fn uses_amg(integrator: &IntegratorKind) -> bool {
     use supple::time::{IntegratorKind as I, LinearSolverKind as L};
     let solver = match integrator {
         I::BackwardEulerLinearized { solver, .. } => solver,
@@ -157,7 +156,7 @@ pub fn uses_amg(integrator: &IntegratorKind, free: usize) -> bool {
         }
         _ => return false,
     };
-    matches!(solver, L::Pcg(p) if p.preconditioner.resolve(free) == Preconditioner::Amg)
+    matches!(solver, L::Pcg(p) if p.preconditioner.may_use_amg())
 }
 
 /// Refuses a run that cannot fit: memory above what the system has available, output above

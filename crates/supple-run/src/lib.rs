@@ -24,3 +24,4 @@ mod summary;
 
 pub use run::{run_scene, Progress, RunOptions, RunOutcome, RunReport, Silent};
 pub use scene::load;
+pub use summary::{CandidateSummary, PreconditionerSummary};

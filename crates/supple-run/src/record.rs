@@ -498,6 +498,9 @@ impl Recorder {
             integrator_counters: (world.integrator_counters().into_iter())
                 .flat_map(|(b, c)| c.into_iter().map(move |(k, v)| (format!("{b}.{k}"), v)))
                 .collect(),
+            preconditioner: (world.preconditioner_choices().iter())
+                .map(|(b, c)| (b.to_string(), c.into()))
+                .collect(),
             energy_total_initial: self.energy.as_ref().map(|e| e.initial),
             energy_total_final: self.energy.as_ref().map(|e| e.last),
             energy_rel_drift_max: self.energy.as_ref().map(EnergyTrack::rel_drift_max),

@@ -95,6 +95,10 @@ pub struct Summary {
     /// End-of-run counters of the integrator (`body.counter`: factorizations, ladder level
     /// usage, accepted/rejected steps).
     pub integrator_counters: std::collections::BTreeMap<String, f64>,
+    /// What `preconditioner = "auto"` chose for each body's linear solves and why, by body
+    /// name (bodies whose solves ran PCG with `auto`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub preconditioner: std::collections::BTreeMap<String, PreconditionerSummary>,
     /// Total energy (kinetic + elastic + gravitational) at the start and end, and the largest
     /// `|E(t) − E(0)|` over all steps relative to `max(|E(0)|, max_t (kinetic + elastic))`;
     /// absent when a model has no energy.
@@ -114,6 +118,57 @@ pub struct Summary {
 }
 
 /// One reaction in summary.json: force (N) and torque (N·m) about `point`.
+/// The choice of `preconditioner = "auto"` (`supple::linalg::AutoChoice`).
+#[derive(Serialize, Clone, Debug)]
+pub struct PreconditionerSummary {
+    pub chosen: &'static str,
+    /// One line: why (the candidates' modelled costs).
+    pub reason: String,
+    /// Trials made (the choice is revisited when the system changed enough).
+    pub trials: usize,
+    /// Free vertices of the last trial's system.
+    pub free_vertices: usize,
+    pub candidates: Vec<CandidateSummary>,
+}
+
+/// One candidate of the last trial.
+#[derive(Serialize, Clone, Debug)]
+pub struct CandidateSummary {
+    pub preconditioner: &'static str,
+    pub iterations: usize,
+    pub converged: bool,
+    /// Not run, or stopped early, because it could not beat a candidate before it.
+    pub skipped: bool,
+    pub stopped: bool,
+    /// Modelled cost of its solve in products with the system matrix (absent when infinite).
+    pub modelled_cost: Option<f64>,
+    pub cost_per_iteration: f64,
+}
+
+impl From<&supple::linalg::AutoChoice> for PreconditionerSummary {
+    fn from(c: &supple::linalg::AutoChoice) -> Self {
+        Self {
+            chosen: c.chosen.name(),
+            reason: c.reason(),
+            trials: c.trials,
+            free_vertices: c.free,
+            candidates: c
+                .candidates
+                .iter()
+                .map(|k| CandidateSummary {
+                    preconditioner: k.preconditioner.name(),
+                    iterations: k.iterations,
+                    converged: k.converged,
+                    skipped: k.skipped,
+                    stopped: k.stopped,
+                    modelled_cost: k.cost.is_finite().then_some(k.cost),
+                    cost_per_iteration: k.model.per_iteration,
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Serialize)]
 pub struct ReactionSummary {
     pub name: String,

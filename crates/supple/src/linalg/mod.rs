@@ -27,7 +27,9 @@ pub use cholesky::{CholeskyError, CholeskyStats, FactorKind, ScalarCholesky, Spa
 pub use eisenstat::EisenstatSsor;
 pub use multicolor::MulticolorSsor;
 pub use ordering::{Graph, OrderingKind, Permutation};
-pub use pcg::{BlockJacobi, Pcg, PcgSettings, PcgStats, Preconditioner, AUTO_AMG_MIN_FREE};
+pub use pcg::{
+    AutoChoice, BlockJacobi, Candidate, Cost, Pcg, PcgSettings, PcgStats, Preconditioner,
+};
 pub use solver::{LinearSolver, LinearSolverKind, SolveStats, SolverError};
 pub use ssor::Ssor;
 pub use symbolic::Symbolic;

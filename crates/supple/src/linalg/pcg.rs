@@ -29,7 +29,7 @@ pub enum Preconditioner {
     /// positive definite, as on the tangents of very large deformations) is run again with
     /// block Jacobi from the same first guess. Fewer CPU ms per step than block Jacobi on the
     /// 450, 20k and 160k-tet bars of EXPERIMENTS.md (*Performance (issue 18)*); what
-    /// [`Preconditioner::Auto`] runs on small systems.
+    /// one of the candidates of [`Preconditioner::Auto`].
     EisenstatSsor,
     /// Symmetric block Gauss–Seidel in a vertex-colour order: the rows of one colour are
     /// independent, so the sweeps run in parallel (same bits for any thread count). See
@@ -38,30 +38,31 @@ pub enum Preconditioner {
     /// Smoothed-aggregation algebraic multigrid (one V-cycle) with the rigid-body modes as
     /// near-null space: iteration counts nearly flat under refinement. See `linalg::amg`.
     Amg,
-    /// The default: [`Preconditioner::EisenstatSsor`] below [`AUTO_AMG_MIN_FREE`] free
-    /// vertices, [`Preconditioner::Amg`] from there ([`Preconditioner::resolve`]). Chosen per
-    /// solve from the fixed mask, so a body keeps its choice while its fixed set does.
+    /// The default: the cheapest of Eisenstat SSOR, block Jacobi and the multigrid on the
+    /// body's own system, from a trial solve with each and a cost model in products with the
+    /// matrix (`linalg::auto`; the same choice on any machine and thread count). The trial is
+    /// made again when the system has changed enough.
     #[default]
     Auto,
 }
 
-/// Free vertices from which [`Preconditioner::Auto`] runs the multigrid. Measured on the
-/// corotational bars of EXPERIMENTS.md (*Multigrid from 12,000 free vertices*, one thread,
-/// CPU ms per step): Eisenstat SSOR is faster at 4,840 free vertices (the 20k-tet bar), the
-/// two tie at 8,112 (36k tets), the multigrid is faster at 15,360 (67.5k tets, −35 %) and
-/// 35,280 (160k tets, −60 %); its CG iterations also stop growing with the mesh (the issue's
-/// 160k / 20k ratio ≤ 1.5). The threshold sits between the tie and the first clear win.
-pub const AUTO_AMG_MIN_FREE: usize = 12_000;
-
 impl Preconditioner {
-    /// The preconditioner that runs on a system with `free` free vertices: `Auto` resolved,
-    /// any other one itself.
-    pub fn resolve(self, free: usize) -> Self {
+    /// The name used in scene files and reports (`eisenstat_ssor`).
+    pub fn name(self) -> &'static str {
         match self {
-            Self::Auto if free >= AUTO_AMG_MIN_FREE => Self::Amg,
-            Self::Auto => Self::EisenstatSsor,
-            p => p,
+            Self::BlockJacobi => "block_jacobi",
+            Self::BlockSsor => "block_ssor",
+            Self::EisenstatSsor => "eisenstat_ssor",
+            Self::MulticolorSsor => "multicolor_ssor",
+            Self::Amg => "amg",
+            Self::Auto => "auto",
         }
+    }
+
+    /// Whether solves with this preconditioner may build a multigrid hierarchy (`Auto` may,
+    /// when its trial finds the multigrid worth trying).
+    pub fn may_use_amg(self) -> bool {
+        matches!(self, Self::Amg | Self::Auto)
     }
 }
 
@@ -166,6 +167,8 @@ pub struct Pcg {
     eisenstat: Option<EisenstatSsor>,
     multicolor: Option<MulticolorSsor>,
     amg: Option<Amg>,
+    /// The trial and choice of `Auto`.
+    auto: auto::AutoState,
     /// Rest positions of the vertices, for the rigid-body modes of the multigrid.
     positions: Option<Vec<Vector3<f64>>>,
     /// The preconditioner last refreshed and the fixed set it was refreshed for: a solve
@@ -184,6 +187,7 @@ impl Pcg {
             eisenstat: None,
             multicolor: None,
             amg: None,
+            auto: auto::AutoState::default(),
             positions: None,
             refreshed: None,
             refreshed_fixed: vec![false; n],
@@ -231,9 +235,27 @@ impl Pcg {
         x: &mut [Vector3<f64>],
         settings: &PcgSettings,
     ) -> PcgStats {
+        match settings.preconditioner {
+            Preconditioner::Auto => self.solve_auto(a, matrix_changed, b, fixed, x, settings),
+            p => self.solve_with(p, a, matrix_changed, b, fixed, x, settings, true),
+        }
+    }
+
+    /// A solve with the preconditioner `resolved` (not `Auto`). `observe: false` keeps the
+    /// solve's iterations from the multigrid's rebuild trigger (a trial solve stopped early).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn solve_with(
+        &mut self,
+        resolved: Preconditioner,
+        a: &BlockCsr,
+        matrix_changed: bool,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+        settings: &PcgSettings,
+        observe: bool,
+    ) -> PcgStats {
         let ws = &mut self.ws;
-        let free = fixed.iter().filter(|&&f| !f).count();
-        let resolved = settings.preconditioner.resolve(free);
         // The multigrid decides for itself (`Amg::prepare`).
         let refresh = matrix_changed
             || self.refreshed != Some(resolved)
@@ -242,7 +264,8 @@ impl Pcg {
             self.refreshed = None;
         }
         let result = match resolved {
-            Preconditioner::Auto => unreachable!("resolved"),
+            // `solve_changed` sends `Auto` to `solve_auto`, whose candidates are concrete.
+            Preconditioner::Auto => unreachable!("Auto is resolved by its trial"),
             Preconditioner::BlockJacobi => {
                 if refresh {
                     self.jacobi.refresh(a, fixed);
@@ -307,10 +330,12 @@ impl Pcg {
                     .get_or_insert_with(|| Amg::new(AmgSettings::default(), &a.pattern, positions));
                 pc.prepare(a, fixed, matrix_changed);
                 let result = conjugate_gradient(ws, a, b, fixed, x, settings, pc);
-                pc.observe(match &result {
-                    Ok(info) | Err(CgError::NoConvergence(info)) => info.iterations,
-                    Err(CgError::NonFinite { iterations }) => *iterations,
-                });
+                if observe {
+                    pc.observe(match &result {
+                        Ok(info) | Err(CgError::NoConvergence(info)) => info.iterations,
+                        Err(CgError::NonFinite { iterations }) => *iterations,
+                    });
+                }
                 result
             }
         };
@@ -337,6 +362,10 @@ impl Pcg {
         }
     }
 }
+
+#[path = "auto.rs"]
+mod auto;
+pub use auto::{AutoChoice, Candidate, Cost};
 
 #[cfg(test)]
 #[path = "pcg_tests.rs"]

@@ -156,6 +156,11 @@ impl LinearSolver {
         }
     }
 
+    /// What `preconditioner = "auto"` chose and why, once a solve has made the choice.
+    pub fn auto_choice(&self) -> Option<&super::AutoChoice> {
+        self.pcg().and_then(Pcg::auto_choice)
+    }
+
     /// The sparse Cholesky factorization, when this is the direct solver.
     pub fn cholesky(&self) -> Option<&SparseCholesky> {
         match self {

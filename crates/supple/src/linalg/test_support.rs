@@ -20,6 +20,12 @@ pub fn bar_mesh(cells: [usize; 3]) -> TetMesh {
 /// configuration, E = 1e5 Pa, ρ = 1000 kg/m³, consistent mass) of the bar of `cells`, and
 /// its number of vertices.
 pub fn bar_system(cells: [usize; 3]) -> (BlockCsr, usize) {
+    bar_system_scaled(cells, 1e-4)
+}
+
+/// [`bar_system`] with `M + h2 K`: a larger `h2` is a stiffer system (further from its mass
+/// matrix), on which the multigrid pays.
+pub fn bar_system_scaled(cells: [usize; 3], h2: f64) -> (BlockCsr, usize) {
     let mesh = bar_mesh(cells);
     let es = ElementSet::new(&mesh);
     let mut model = build_model(
@@ -35,7 +41,7 @@ pub fn bar_system(cells: [usize; 3]) -> (BlockCsr, usize) {
         .collect();
     model.update_frames(&es, &x);
     let mut a = BlockCsr::zeros(es.pattern.clone());
-    model.add_tangent(&es, &x, 1e-4, &mut a);
+    model.add_tangent(&es, &x, h2, &mut a);
     Mass::new(&es, mesh.n_vertices(), 1000.0, MassKind::Consistent).add_to(&mut a, 1.0);
     (a, mesh.n_vertices())
 }

@@ -44,6 +44,10 @@ impl Integrator for BackwardEuler {
         "backward_euler"
     }
 
+    fn preconditioner_choice(&self) -> Option<crate::linalg::AutoChoice> {
+        self.newton.preconditioner_choice().cloned()
+    }
+
     fn restartable(&self) -> bool {
         true
     }

@@ -187,6 +187,10 @@ impl Integrator for LinearizedBackwardEuler {
         }
     }
 
+    fn preconditioner_choice(&self) -> Option<crate::linalg::AutoChoice> {
+        self.solver.auto_choice().cloned()
+    }
+
     fn step_with(
         &mut self,
         body: &mut Body,

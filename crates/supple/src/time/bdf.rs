@@ -186,6 +186,10 @@ impl Integrator for Bdf {
         }
     }
 
+    fn preconditioner_choice(&self) -> Option<crate::linalg::AutoChoice> {
+        self.newton.preconditioner_choice().cloned()
+    }
+
     fn step_with(
         &mut self,
         body: &mut Body,

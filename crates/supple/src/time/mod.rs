@@ -179,6 +179,11 @@ pub trait Integrator: Send + std::fmt::Debug {
     fn counters(&self) -> Vec<(String, f64)> {
         Vec::new()
     }
+    /// What `preconditioner = "auto"` chose for this body's linear solves and why (schemes
+    /// whose solves run PCG with `auto`, once they have solved).
+    fn preconditioner_choice(&self) -> Option<crate::linalg::AutoChoice> {
+        None
+    }
     /// Called before a step is taken again from a restored state (the world's step control
     /// after a failed step): schemes with history forget it, as after a change of `dt`.
     fn restart(&mut self) {}

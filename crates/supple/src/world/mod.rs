@@ -581,6 +581,14 @@ impl World {
             .collect()
     }
 
+    /// What `preconditioner = "auto"` chose for each body whose solves made the choice, by
+    /// body name.
+    pub fn preconditioner_choices(&self) -> Vec<(&str, crate::linalg::AutoChoice)> {
+        (self.bodies.iter().zip(&self.integrators))
+            .filter_map(|(b, i)| Some((b.name.as_str(), i.preconditioner_choice()?)))
+            .collect()
+    }
+
     pub fn body(&self, name: &str) -> Option<&Body> {
         self.bodies.iter().find(|b| b.name == name)
     }

@@ -290,6 +290,16 @@ impl Amg {
         self.hierarchy = Some(Built { stored, shape });
     }
 
+    /// Builds so far (without the allocation of [`Amg::info`]).
+    pub fn builds(&self) -> usize {
+        self.builds
+    }
+
+    /// Whether a hierarchy is built.
+    pub fn is_built(&self) -> bool {
+        self.hierarchy.is_some()
+    }
+
     /// The hierarchy's shape and build count.
     pub fn info(&self) -> AmgInfo {
         let mut info = AmgInfo {

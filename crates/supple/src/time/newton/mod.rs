@@ -235,6 +235,13 @@ pub(crate) struct Newton {
 }
 
 impl Newton {
+    /// What `preconditioner = "auto"` chose for the Newton systems, once one was solved.
+    pub fn preconditioner_choice(&self) -> Option<&crate::linalg::AutoChoice> {
+        self.solver.auto_choice()
+    }
+}
+
+impl Newton {
     pub fn new(body: &Body, settings: NewtonSettings) -> Result<Self, IntegratorError> {
         settings.validate()?;
         let solver = LinearSolver::new(
