@@ -23,6 +23,16 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// The projection response, as `--set` arguments of [`run_modified`].
 const PROJECTION: &[&str] = &["--set", "contact.response=projection"];
+/// The projection response with Eisenstat SSOR, the preconditioner of the runs issue 46
+/// measured: the StVK drop's blow-up (16.7 kJ in one step) follows the solves' rounding, and
+/// `auto`, which may choose another candidate on the tube, takes another path (its spike is
+/// 17.6 J over a scale of 82 J: seen by the verdict as well, but not the case measured).
+const PROJECTION_ES: &[&str] = &[
+    "--set",
+    "contact.response=projection",
+    "--set",
+    "solver.preconditioner=eisenstat_ssor",
+];
 
 /// Runs bundled scene `scene` with the replacements `from=>to` in its text (mesh paths made
 /// absolute) and the extra arguments `args`, with one thread; returns the output and the
@@ -156,7 +166,7 @@ fn the_stvk_tube_drop_creates_energy_and_exits_3() {
         Some(3) => assert_eq!(rules(&s), ["inverted_tets"], "{s}"),
         other => panic!("the default response: exit {other:?}: {s}"),
     }
-    let (output, s) = run_modified("stvk_drop", "tube_drop.toml", &stvk, PROJECTION);
+    let (output, s) = run_modified("stvk_drop", "tube_drop.toml", &stvk, PROJECTION_ES);
     assert_eq!(output.status.code(), Some(3), "{s}");
     assert!(rules(&s).contains(&"energy_created"), "{s}");
     let rise = s["energy_rise_max"].as_f64().unwrap();
@@ -220,7 +230,7 @@ fn the_verdict_tolerances_are_scene_settings() {
             "model = \"warped\"=>model = \"stvk\"",
             "[integrator]=>[step_control]\nmax_energy_rise = inf\nend_inverted_share = 0.1\n\n[integrator]",
         ],
-        PROJECTION,
+        PROJECTION_ES,
     );
     assert_eq!(output.status.code(), Some(0), "{s}");
     assert!(s["energy_rise_max"].as_f64().unwrap() > 0.5);

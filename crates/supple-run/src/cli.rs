@@ -69,7 +69,8 @@ pub enum PreconditionerArg {
     EisenstatSsor,
     MulticolorSsor,
     Amg,
-    /// Eisenstat SSOR below 12,000 free vertices, the multigrid from there (the default).
+    /// The cheapest of Eisenstat SSOR, block Jacobi and the multigrid on the body's own
+    /// system, from a trial solve with each (the default).
     Auto,
 }
 

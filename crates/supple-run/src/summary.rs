@@ -117,7 +117,6 @@ pub struct Summary {
     pub probes: Vec<ProbeSummary>,
 }
 
-/// One reaction in summary.json: force (N) and torque (N·m) about `point`.
 /// The choice of `preconditioner = "auto"` (`supple::linalg::AutoChoice`).
 #[derive(Serialize, Clone, Debug)]
 pub struct PreconditionerSummary {
@@ -169,6 +168,7 @@ impl From<&supple::linalg::AutoChoice> for PreconditionerSummary {
     }
 }
 
+/// One reaction in summary.json: force (N) and torque (N·m) about `point`.
 #[derive(Serialize)]
 pub struct ReactionSummary {
     pub name: String,

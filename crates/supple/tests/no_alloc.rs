@@ -254,7 +254,7 @@ fn multigrid_and_multicolor_steps_do_not_allocate() {
             ([80, 20, 20], Preconditioner::MulticolorSsor),
             ([40, 10, 10], Preconditioner::Amg),
             ([80, 20, 20], Preconditioner::EisenstatSsor),
-            // The default above 12,000 free vertices: `auto` runs the multigrid.
+            // The default: `auto`'s trial, then its choice, allocate nothing per step.
             ([80, 20, 20], Preconditioner::Auto),
         ] {
             let mut w = world(cells, corot, MassKind::Lumped, preconditioner);

@@ -187,7 +187,10 @@ fn energy_put_in_over_a_step_is_seen_unless_something_outside_did_work() {
         if driven {
             assert_eq!((counted, skipped), (9, 1));
             assert_eq!(why, Some("external forces were applied"));
-            assert!(rise < 1e-9, "{rise}");
+            // Nothing created: what is left is the solves' error (their tolerance is 1e-6;
+            // 3.7e-9 measured with `auto`'s choice on this cube, below 1e-9 with Eisenstat
+            // SSOR).
+            assert!(rise < 1e-7, "{rise}");
             assert!(invalid.is_empty(), "{invalid:?}");
         } else {
             assert_eq!((counted, skipped, why), (10, 0, None));

@@ -300,6 +300,16 @@ impl Amg {
         self.hierarchy.is_some()
     }
 
+    /// Σ nonzeros of all levels / nonzeros of the finest (1 when no hierarchy is built), as
+    /// in [`AmgInfo`], without allocating.
+    pub fn operator_complexity(&self) -> f64 {
+        let Some(h) = &self.hierarchy else {
+            return 1.0;
+        };
+        let total: usize = h.shape.iter().map(|l| l.1).sum();
+        total as f64 / h.shape[0].1.max(1) as f64
+    }
+
     /// The hierarchy's shape and build count.
     pub fn info(&self) -> AmgInfo {
         let mut info = AmgInfo {
