@@ -76,22 +76,24 @@ impl Cost {
 }
 
 /// Eisenstat SSOR: two sweeps over the upper blocks per iteration and no product with `A`
-/// (1.24–1.65 products measured per iteration, 6–7 for the refresh's copy).
+/// (1.5–1.6 products measured per iteration on the 20k and 160k bars).
 pub const EISENSTAT_COST: Cost = Cost {
     refresh: 7.0,
     per_iteration: 1.45,
     setup_per_solve: 0.0,
 };
 
-/// Block Jacobi: one product and a 3×3 block per vertex (1.24–1.64 measured per iteration).
+/// Block Jacobi: one product and a 3×3 block per vertex (1.0–1.3 measured per iteration,
+/// priced as Eisenstat SSOR's: it is chosen only where its cheaper refresh outweighs its
+/// extra iterations, the small mass-dominated bodies).
 pub const JACOBI_COST: Cost = Cost {
     refresh: 3.0,
     per_iteration: 1.45,
     setup_per_solve: 0.0,
 };
 
-/// The multigrid's set-up in products with the finest matrix (820–1,700 measured on the
-/// 450, 20k and 160k-tet bars).
+/// The multigrid's set-up in products with the finest matrix (about 1,300–1,700 measured on
+/// the 20k bars, 730–840 on the 160k bars).
 pub const AMG_SETUP_PRODUCTS: f64 = 1300.0;
 
 /// Solves over which a multigrid set-up is counted (the hierarchy is kept while the solves'
@@ -222,8 +224,6 @@ pub(super) struct AutoState {
     /// Multigrid builds when the last trial ended (its rebuild rate since then prices its
     /// set-up in the next trial).
     amg_builds_at_trial: usize,
-    /// Trials made so far.
-    trials: usize,
 }
 
 impl Pcg {
@@ -313,11 +313,10 @@ impl Pcg {
             ..amg_cost(oc, in_cache)
         };
         // The last trial's list, reused: a trial in the step loop allocates nothing of its own.
-        let mut candidates = self
-            .auto
-            .choice
-            .take()
-            .map_or_else(|| Vec::with_capacity(CANDIDATES.len()), |c| c.candidates);
+        let (mut candidates, trials) = match self.auto.choice.take() {
+            Some(c) => (c.candidates, c.trials),
+            None => (Vec::with_capacity(CANDIDATES.len()), 0),
+        };
         candidates.clear();
         // The best so far: its index among the candidates, modelled cost and statistics.
         let mut best: Option<(usize, f64, PcgStats)> = None;
@@ -396,12 +395,11 @@ impl Pcg {
             (None, None) => (0, PcgStats::non_finite(0)),
         };
         x.copy_from_slice(&best_x);
-        self.auto.trials += 1;
         self.auto.choice = Some(AutoChoice {
             chosen: CANDIDATES[k],
             candidates,
             free,
-            trials: self.auto.trials,
+            trials: trials + 1,
             trial_solve: solve,
         });
         self.auto.due = false;
