@@ -61,15 +61,26 @@
 //! again with block Jacobi, whose CG may still get through (the Liesenfeld–Stolfi bar under
 //! 200 g of `supple-io/tests/impacts.rs` needed it).
 //!
-//! The sweeps are sequential (every row needs the rows after or before it); the vector
-//! update runs in chunks summed in chunk order ([`super::par`]): the same bits on any number
-//! of threads. Nothing is allocated after the first solve on a matrix size.
+//! **Two cores.** A sweep is sequential (every row needs the rows after or before it), so
+//! above [`sweeps::MIN_PART_ROWS`]` × 2` rows the loop runs in the order of one level of
+//! nested dissection (`partition`, `sweeps`): two parts with no block between them sweep
+//! side by side, and a separator between them runs alone. It is the same block SSOR on the
+//! matrix with its rows reordered, not a weaker preconditioner (no coupling is dropped).
+//! All vectors but `x`, `b` and the true residual live in that order; `x` is copied back
+//! before every true residual and at the end. The parts' sums are added in part order and
+//! the vector update runs by parts (or, with one part, in chunks summed in chunk order,
+//! [`super::par`]): the same bits on any number of threads. Nothing is allocated after the
+//! first solve on a matrix size.
 
 use super::cg::{free_norm, residual, CgError, CgInfo};
 use super::par::{self, SharedMut};
-use super::pcg::invert_block;
 use super::{BlockCsr, PcgSettings};
 use nalgebra::{Matrix3, Vector3};
+use rayon::prelude::*;
+use sweeps::{PartVectors, Sweeps};
+
+mod partition;
+mod sweeps;
 
 /// The matrix halves and vectors of Eisenstat-SSOR CG, sized on the first solve.
 #[derive(Debug, Clone)]
@@ -89,123 +100,29 @@ pub struct EisenstatSsor {
     t: Vec<Vector3<f64>>,
     /// `U t` after the backward sweep, `Â p̂ = t + w` after the forward one.
     q: Vec<Vector3<f64>>,
+    /// `w = E⁻¹ U t` of the forward sweep (the separator's rows gather it).
+    w: Vec<Vector3<f64>>,
     /// The forward sweep's scattered sums `(L w)ᵢ` (zero between sweeps).
     acc: Vec<Vector3<f64>>,
     partials: Vec<f64>,
     partials2: Vec<(f64, f64)>,
+    /// One partial sum per part of the sweeps.
+    part_sums: Vec<f64>,
+    /// The iterate, `r` and the fixed flags in the sweeps' order (`Sweeps::perm`; every
+    /// vector above but `r` is kept in that order too).
+    xp: Vec<Vector3<f64>>,
+    rp: Vec<Vector3<f64>>,
+    fixed_p: Vec<bool>,
     /// The first guess of the last solve, for a caller that retries it.
     x0: Vec<Vector3<f64>>,
     /// The last solve stopped at `p̂ᵀ Â p̂ ≤ 0`.
     broke_down: bool,
 }
 
-/// What the sweeps read, row by row and contiguous: row `i` holds `Dᵢ⁻¹` (zero on fixed
-/// vertices), then the blocks `Aⱼᵢ = Aᵢⱼᵀ` of `L` below the diagonal for every `j > i` of
-/// the pattern's row — the strict upper half of `A` stored transposed, so the forward
-/// sweeps' scatters (`L w`, `L r̂`) are plain block products and only the backward sweep's
-/// gather of `U t` is a transposed one.
-#[derive(Debug, Clone, Default)]
-struct Sweeps {
-    /// Row pointers and diagonal slots of the pattern the offsets were built for.
-    row_ptr: Vec<u32>,
-    diag: Vec<u32>,
-    /// Row `i` owns `blocks[start[i]..start[i + 1]]` and the same range of `cols`.
-    start: Vec<u32>,
-    cols: Vec<u32>,
-    blocks: Vec<Matrix3<f64>>,
-    /// Whether the backward sweep asks for the blocks of the rows ahead (blocks larger than
-    /// the L2 cache, see [`PREFETCH_MIN_BYTES`]).
-    prefetch: bool,
-}
-
-/// Smallest compact copy (bytes of blocks) whose backward sweep prefetches. The sweep walks
-/// the rows from the last to the first, each row's blocks upwards in memory, and on the 20k
-/// bench bar (a copy of 2.3 MB) `perf annotate` put a fifth of the solve's samples on its
-/// first block load: it waited for memory. Below ~1 MiB the copy stays in the caches, so
-/// the threshold is the tangent scatter's (`fem::elements`), not measured again here
-/// (EXPERIMENTS.md, issue 18, *The rotations four at a time*).
-const PREFETCH_MIN_BYTES: usize = 1 << 20;
-
 /// A failed candidate exit whose true `‖r‖²` is more than this many times the estimate
 /// restarts CG from the true residual (see [`EisenstatSsor::solve`]); on the bench bars the
 /// estimate stayed within a factor 2.
 const DRIFT: f64 = 10.0;
-
-/// How many rows ahead of the one it solves the backward sweep asks for the blocks.
-const BACKWARD_PREFETCH_ROWS: usize = 3;
-
-impl Sweeps {
-    /// Copies `D⁻¹` and the transposed upper blocks of `a` (the offsets are made again only
-    /// when the pattern's rows differ from the last one's: once per body).
-    fn load(&mut self, a: &BlockCsr, fixed: &[bool]) {
-        let p = &*a.pattern;
-        if self.start.is_empty() || self.row_ptr != p.row_ptr || self.diag != p.diag {
-            self.start.clear();
-            self.cols.clear();
-            self.start.push(0);
-            for i in 0..p.n_rows() {
-                let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
-                self.cols.extend_from_slice(&p.cols[s..e]);
-                self.start.push(self.cols.len() as u32);
-            }
-            self.blocks = vec![Matrix3::zeros(); self.cols.len()];
-            self.prefetch =
-                self.blocks.len() * std::mem::size_of::<Matrix3<f64>>() >= PREFETCH_MIN_BYTES;
-            self.row_ptr.clone_from(&p.row_ptr);
-            self.diag.clone_from(&p.diag);
-        }
-        for (i, &fixed_i) in fixed.iter().enumerate().take(p.n_rows()) {
-            let (s, e) = (p.diag[i] as usize, p.row_ptr[i + 1] as usize);
-            let o = self.start[i] as usize;
-            self.blocks[o] = if fixed_i {
-                Matrix3::zeros()
-            } else {
-                invert_block(&a.values[s])
-            };
-            for (dst, src) in self.blocks[o + 1..o + e - s]
-                .iter_mut()
-                .zip(&a.values[s + 1..e])
-            {
-                *dst = src.transpose();
-            }
-        }
-    }
-
-    /// A hint to load the cache lines of row `i`'s blocks; no effect on results.
-    #[inline(always)]
-    fn prefetch_row(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
-            let first = self.blocks[s..e].as_ptr().cast::<i8>();
-            let bytes = (e - s) * std::mem::size_of::<Matrix3<f64>>();
-            let mut offset = 0;
-            while offset < bytes {
-                // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads nothing
-                // and never faults, whatever the address.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(offset)) };
-                offset += 64;
-            }
-            // The last line, which the 64-byte steps miss when the row starts mid-line.
-            // SAFETY: as above.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(bytes - 1)) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
-    }
-
-    /// Row `i`: `Dᵢ⁻¹`, the blocks `Aⱼᵢ` (`j > i`) and their `j`.
-    #[inline(always)]
-    fn row(&self, i: usize) -> (&Matrix3<f64>, &[Matrix3<f64>], &[u32]) {
-        let (s, e) = (self.start[i] as usize, self.start[i + 1] as usize);
-        (
-            &self.blocks[s],
-            &self.blocks[s + 1..e],
-            &self.cols[s + 1..e],
-        )
-    }
-}
 
 impl EisenstatSsor {
     pub fn new(n: usize) -> Self {
@@ -219,12 +136,31 @@ impl EisenstatSsor {
             p: zero.clone(),
             t: zero.clone(),
             q: zero.clone(),
+            w: zero.clone(),
             acc: zero.clone(),
-            x0: zero,
+            x0: zero.clone(),
             broke_down: false,
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
+            part_sums: vec![0.0; sweeps::MAX_PARTS],
+            xp: zero.clone(),
+            rp: zero,
+            fixed_p: vec![false; n],
         }
+    }
+
+    /// [`Self::new`] with `parts` parts instead of [`sweeps::parts_for`]'s (tests).
+    #[cfg(test)]
+    pub(crate) fn with_parts(n: usize, parts: usize) -> Self {
+        let mut es = Self::new(n);
+        es.sweeps.parts = Some(parts);
+        es
+    }
+
+    /// The row at each position of the sweeps' order (after a refresh).
+    #[cfg(test)]
+    pub(crate) fn order(&self) -> &[u32] {
+        self.sweeps.perm()
     }
 
     /// Takes `D`, `D⁻¹` (zero on fixed vertices) and the upper half of `a`.
@@ -234,8 +170,9 @@ impl EisenstatSsor {
             *self = Self::new(n);
         }
         self.sweeps.load(a, fixed);
-        let (values, diag) = (&a.values, &a.pattern.diag);
-        par::for_each_mut(&mut self.d, |i, d| {
+        let (values, diag, perm) = (&a.values, &a.pattern.diag, self.sweeps.perm());
+        par::for_each_mut(&mut self.d, |ii, d| {
+            let i = perm[ii] as usize;
             *d = if fixed[i] {
                 Matrix3::zeros()
             } else {
@@ -260,9 +197,30 @@ impl EisenstatSsor {
         let Some(b_norm) = free_norm(a, b, fixed, x, &mut self.q, &mut self.partials)? else {
             return Ok(CgInfo::default());
         };
+        let perm = self.sweeps.perm();
+        for ((xp, fp), &i) in self.xp.iter_mut().zip(&mut self.fixed_p).zip(perm) {
+            *xp = x[i as usize];
+            *fp = fixed[i as usize];
+        }
+        let result = self.iterate(a, b, fixed, x, settings, b_norm);
+        self.put_back(x);
+        result
+    }
+
+    /// The iterations of [`Self::solve`], on `xp`; `x` is brought up to date before each
+    /// true residual.
+    fn iterate(
+        &mut self,
+        a: &BlockCsr,
+        b: &[Vector3<f64>],
+        fixed: &[bool],
+        x: &mut [Vector3<f64>],
+        settings: &PcgSettings,
+        b_norm: f64,
+    ) -> Result<CgInfo, CgError> {
         // The sweeps read `t` on fixed vertices (zero there) and scatter into `acc` there
         // (reset by the passes that read it).
-        for (ti, &f) in self.t.iter_mut().zip(fixed) {
+        for (ti, &f) in self.t.iter_mut().zip(&self.fixed_p) {
             if f {
                 *ti = Vector3::zeros();
             }
@@ -281,7 +239,7 @@ impl EisenstatSsor {
                 relative_residual,
             });
         }
-        let mut rz = self.replace_residual(fixed);
+        let mut rz = self.replace_residual();
         if !rz.is_finite() {
             return Err(CgError::NonFinite { iterations });
         }
@@ -291,8 +249,8 @@ impl EisenstatSsor {
         let mut beta = 0.0;
         while iterations < settings.max_iterations {
             // p̂ = ẑ + β p̂, t = E⁻ᵀ p̂ and U t; then Â p̂ = t + E⁻¹ U t and p̂ᵀ Â p̂.
-            self.backward(fixed, beta);
-            let pq = self.forward(fixed);
+            self.backward(beta);
+            let pq = self.forward();
             if !pq.is_finite() {
                 return Err(CgError::NonFinite { iterations });
             }
@@ -302,13 +260,14 @@ impl EisenstatSsor {
                 break;
             }
             let alpha = rz / pq;
-            let mut rz_new = self.update(fixed, x, alpha);
+            let mut rz_new = self.update(alpha);
             iterations += 1;
             if !rz_new.is_finite() {
                 return Err(CgError::NonFinite { iterations });
             }
             if scale * rz_new <= target * target {
                 // A candidate exit: the true residual decides.
+                self.put_back(x);
                 let (rr_true, _) = self.true_residual(a, b, fixed, x);
                 if !rr_true.is_finite() {
                     return Err(CgError::NonFinite { iterations });
@@ -326,7 +285,7 @@ impl EisenstatSsor {
                 // recurrence had drifted away from the true residual and CG starts again
                 // from it (as the shared loop does).
                 let drifted = scale * rz_new * DRIFT < rr_true;
-                rz_new = self.replace_residual(fixed);
+                rz_new = self.replace_residual();
                 if !rz_new.is_finite() {
                     return Err(CgError::NonFinite { iterations });
                 }
@@ -342,6 +301,7 @@ impl EisenstatSsor {
             rz = rz_new;
         }
         // Out of iterations or broken down: the true residual is the one reported.
+        self.put_back(x);
         let (rr_true, _) = self.true_residual(a, b, fixed, x);
         if rr_true.is_finite() {
             relative_residual = rr_true.sqrt() / b_norm;
@@ -350,6 +310,13 @@ impl EisenstatSsor {
             iterations,
             relative_residual,
         }))
+    }
+
+    /// `x` from the iterate in the sweeps' order.
+    fn put_back(&self, x: &mut [Vector3<f64>]) {
+        for (xp, &i) in self.xp.iter().zip(self.sweeps.perm()) {
+            x[i as usize] = *xp;
+        }
     }
 
     /// Whether the last solve stopped because `p̂ᵀ Â p̂ ≤ 0` (a matrix that is not positive
@@ -382,118 +349,94 @@ impl EisenstatSsor {
         )
     }
 
-    /// `r̂ = E⁻¹ r` from the true residual `r` (a forward sweep) and `ẑ = D r̂`; returns
-    /// `r̂ᵀ ẑ`. `p̂` is left as it is.
-    fn replace_residual(&mut self, fixed: &[bool]) -> f64 {
-        replace_residual_isa(self, fixed)
-    }
-
-    /// The loop of [`Self::replace_residual`], compiled for the baseline and for AVX2
-    /// ([`crate::isa`]).
-    #[inline(always)]
-    fn replace_residual_loop(&mut self, fixed: &[bool]) -> f64 {
-        let n = self.r.len();
-        let (r, rh, z, acc) = (&self.r, &mut self.rh, &mut self.z, &mut self.acc);
-        let mut rz = 0.0;
-        for i in 0..n {
-            if fixed[i] {
-                acc[i] = Vector3::zeros();
-                rh[i] = Vector3::zeros();
-                z[i] = Vector3::zeros();
-                continue;
-            }
-            let (d_inv, blocks, cols) = self.sweeps.row(i);
-            let yi = d_inv * (r[i] - acc[i]);
-            acc[i] = Vector3::zeros();
-            rh[i] = yi;
-            let zi = self.d[i] * yi;
-            z[i] = zi;
-            rz += yi.dot(&zi);
-            for (block, &j) in blocks.iter().zip(cols) {
-                acc[j as usize] += block * yi;
-            }
-        }
-        rz
-    }
-
-    /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂` from the last row up, keeping
-    /// each row's gathered `(U t)ᵢ` in `q`.
-    fn backward(&mut self, fixed: &[bool], beta: f64) {
-        backward_isa(self, fixed, beta)
-    }
-
-    /// The loop of [`Self::backward`], compiled for the baseline and for AVX2 ([`crate::isa`]).
-    #[inline(always)]
-    fn backward_loop(&mut self, fixed: &[bool], beta: f64) {
-        let n = self.r.len();
-        let (z, p, t, q) = (&self.z, &mut self.p, &mut self.t, &mut self.q);
-        let prefetch = self.sweeps.prefetch;
-        for i in (0..n).rev() {
-            if prefetch && i >= BACKWARD_PREFETCH_ROWS {
-                self.sweeps.prefetch_row(i - BACKWARD_PREFETCH_ROWS);
-            }
-            if fixed[i] {
-                continue;
-            }
-            let pi = z[i] + beta * p[i];
-            p[i] = pi;
-            let (d_inv, blocks, cols) = self.sweeps.row(i);
-            let mut ut = Vector3::zeros();
-            for (block, &j) in blocks.iter().zip(cols) {
-                ut += block.tr_mul(&t[j as usize]);
-            }
-            t[i] = d_inv * (pi - ut);
-            q[i] = ut;
+    /// Raw pointers to the vectors the parts write, each part its own rows of them.
+    fn shared(&mut self) -> Shared {
+        Shared {
+            rh: SharedMut(self.rh.as_mut_ptr()),
+            z: SharedMut(self.z.as_mut_ptr()),
+            p: SharedMut(self.p.as_mut_ptr()),
+            t: SharedMut(self.t.as_mut_ptr()),
+            q: SharedMut(self.q.as_mut_ptr()),
+            w: SharedMut(self.w.as_mut_ptr()),
+            acc: SharedMut(self.acc.as_mut_ptr()),
         }
     }
 
-    /// The forward sweep: `(D + L) w = U t` from the first row down (the sums `(L w)ᵢ`
-    /// scattered into `acc`), `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`.
-    fn forward(&mut self, fixed: &[bool]) -> f64 {
-        forward_isa(self, fixed)
+    /// `r̂ = E⁻¹ r` from the true residual `r` (a forward sweep: the parts side by side, then
+    /// the separator) and `ẑ = D r̂`; returns `r̂ᵀ ẑ`. `p̂` is left as it is.
+    fn replace_residual(&mut self) -> f64 {
+        for (rp, &i) in self.rp.iter_mut().zip(self.sweeps.perm()) {
+            *rp = self.r[i as usize];
+        }
+        let sh = self.shared();
+        let (sw, d, r, fixed) = (&self.sweeps, &self.d, &self.rp, &self.fixed_p);
+        let parts = for_parts(sw, &mut self.part_sums, |k| {
+            // SAFETY: the parts are disjoint ranges of the positions, and every vector has
+            // one entry per position: each part's slices are its own.
+            let v = unsafe { sh.part(sw.part(k), fixed, d, r) };
+            sweeps::replace(sw, sw.part(k), v)
+        });
+        if sw.separator().is_empty() {
+            return parts;
+        }
+        parts + sweeps::replace_separator(sw, fixed, d, r, &mut self.rh, &mut self.z)
     }
 
-    /// The loop of [`Self::forward`], compiled for the baseline and for AVX2 ([`crate::isa`]).
-    #[inline(always)]
-    fn forward_loop(&mut self, fixed: &[bool]) -> f64 {
-        let n = self.r.len();
-        let (p, t, q, acc) = (&self.p, &self.t, &mut self.q, &mut self.acc);
-        let mut pq = 0.0;
-        for i in 0..n {
-            if fixed[i] {
-                acc[i] = Vector3::zeros();
-                continue;
-            }
-            let (d_inv, blocks, cols) = self.sweeps.row(i);
-            let wi = d_inv * (q[i] - acc[i]);
-            acc[i] = Vector3::zeros();
-            let qi = t[i] + wi;
-            q[i] = qi;
-            pq += p[i].dot(&qi);
-            for (block, &j) in blocks.iter().zip(cols) {
-                acc[j as usize] += block * wi;
-            }
+    /// The backward sweep: `p̂ = ẑ + β p̂`, then `(D + U) t = p̂`, the separator's rows first,
+    /// then the parts side by side, keeping each row's gathered `(U t)ᵢ` in `q`.
+    fn backward(&mut self, beta: f64) {
+        let sh = self.shared();
+        let (sw, d, r, fixed) = (&self.sweeps, &self.d, &self.rp, &self.fixed_p);
+        let sep = sw.separator();
+        if !sep.is_empty() {
+            // SAFETY: nothing else refers to the vectors during this call.
+            let v = unsafe { sh.part(sep.clone(), fixed, d, r) };
+            sweeps::backward(sw, sep.clone(), v, None, beta);
         }
-        pq
+        // SAFETY: the separator's `t` is only read from here on, and the parts write
+        // positions before it.
+        let t_sep = unsafe { std::slice::from_raw_parts(sh.t.ptr().add(sep.start), sep.len()) };
+        for_parts(sw, &mut self.part_sums, |k| {
+            // SAFETY: as in `replace_residual`; the separator's positions are not in a part.
+            let v = unsafe { sh.part(sw.part(k), fixed, d, r) };
+            sweeps::backward(sw, sw.part(k), v, Some(t_sep), beta);
+            0.0
+        });
+    }
+
+    /// The forward sweep: `(D + L) w = U t`, the parts side by side, then the separator,
+    /// `q = Â p̂ = t + w`; returns `p̂ᵀ Â p̂`, summed in part order, the separator last.
+    fn forward(&mut self) -> f64 {
+        let sh = self.shared();
+        let (sw, d, r, fixed) = (&self.sweeps, &self.d, &self.rp, &self.fixed_p);
+        let parts = for_parts(sw, &mut self.part_sums, |k| {
+            // SAFETY: as in `replace_residual`.
+            let v = unsafe { sh.part(sw.part(k), fixed, d, r) };
+            sweeps::forward(sw, sw.part(k), v)
+        });
+        let sep = sw.separator();
+        if sep.is_empty() {
+            return parts;
+        }
+        let q = &mut self.q[sep];
+        parts + sweeps::forward_separator(sw, fixed, &self.p, &self.t, q, &mut self.w)
     }
 
     /// `x += α t`, `r̂ −= α Â p̂` and `ẑ = D r̂`; returns `r̂ᵀ ẑ`, summed per chunk in chunk
     /// order.
-    fn update(&mut self, fixed: &[bool], x: &mut [Vector3<f64>], alpha: f64) -> f64 {
+    fn update(&mut self, alpha: f64) -> f64 {
         let n = self.rh.len();
-        // The chunks' slices of `x` below are cut from its pointer.
-        assert_eq!(x.len(), n, "the solution has one entry per row");
-        let (d, t, q) = (&self.d, &self.t, &self.q);
+        let (d, t, q, fixed) = (&self.d, &self.t, &self.q, &self.fixed_p);
         let ptrs = (
-            SharedMut(x.as_mut_ptr()),
+            SharedMut(self.xp.as_mut_ptr()),
             SharedMut(self.rh.as_mut_ptr()),
             SharedMut(self.z.as_mut_ptr()),
         );
-        par::chunked(n, par::VEC_PAR_MIN, &mut self.partials, |range| {
+        let rows = |range: std::ops::Range<usize>| {
             let (xp, rhp, zp) = &ptrs;
             let (start, len) = (range.start, range.len());
-            // SAFETY: the chunks are disjoint ranges of `0..n`, and `n` is the length of
-            // `x`, `r̂` and `ẑ`: each chunk's slices are its own.
+            // SAFETY: the ranges below (parts or chunks) are disjoint ranges of `0..n`, and
+            // `n` is the length of `x`, `r̂` and `ẑ`: each range's slices are its own.
             let (x, rh, z) = unsafe {
                 (
                     std::slice::from_raw_parts_mut(xp.ptr().add(start), len),
@@ -510,7 +453,18 @@ impl EisenstatSsor {
                 rh,
                 z,
             )
-        });
+        };
+        if self.sweeps.n_parts() > 1 {
+            // One range per part (the last with the separator), on the threads the sweeps
+            // ran on.
+            let sw = &self.sweeps;
+            let last = sw.n_parts() - 1;
+            return for_parts(sw, &mut self.part_sums, |k| {
+                let part = sw.part(k);
+                rows(if k == last { part.start..n } else { part })
+            });
+        }
+        par::chunked(n, par::VEC_PAR_MIN, &mut self.partials, rows);
         self.partials[..par::n_chunks(n)].iter().sum()
     }
 }
@@ -547,19 +501,63 @@ crate::isa::avx2_or_baseline! {
     }
 }
 
-crate::isa::avx2_or_baseline! {
-    /// [`EisenstatSsor::replace_residual`]'s loop for the baseline or AVX2 ([`crate::isa`]).
-    fn replace_residual_isa(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 => EisenstatSsor::replace_residual_loop
+/// Raw pointers to the vectors of [`EisenstatSsor`] that the parts write.
+struct Shared {
+    rh: SharedMut<Vector3<f64>>,
+    z: SharedMut<Vector3<f64>>,
+    p: SharedMut<Vector3<f64>>,
+    t: SharedMut<Vector3<f64>>,
+    q: SharedMut<Vector3<f64>>,
+    w: SharedMut<Vector3<f64>>,
+    acc: SharedMut<Vector3<f64>>,
 }
 
-crate::isa::avx2_or_baseline! {
-    /// [`EisenstatSsor::backward`]'s loop for the baseline or AVX2 ([`crate::isa`]).
-    fn backward_isa(s: &mut EisenstatSsor, fixed: &[bool], beta: f64) => EisenstatSsor::backward_loop
+impl Shared {
+    /// The slices of the rows `rows` of every vector.
+    ///
+    /// # Safety
+    /// Every pointer must hold at least `rows.end` entries, and no other reference to these
+    /// rows may be alive while the result is.
+    unsafe fn part<'a>(
+        &self,
+        rows: std::ops::Range<usize>,
+        fixed: &'a [bool],
+        d: &'a [Matrix3<f64>],
+        r: &'a [Vector3<f64>],
+    ) -> PartVectors<'a> {
+        let (start, len) = (rows.start, rows.len());
+        let cut = |v: &SharedMut<Vector3<f64>>| {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts_mut(v.ptr().add(start), len) }
+        };
+        PartVectors {
+            fixed: &fixed[rows.clone()],
+            d: &d[rows.clone()],
+            r: &r[rows],
+            rh: cut(&self.rh),
+            z: cut(&self.z),
+            p: cut(&self.p),
+            t: cut(&self.t),
+            q: cut(&self.q),
+            w: cut(&self.w),
+            acc: cut(&self.acc),
+        }
+    }
 }
 
-crate::isa::avx2_or_baseline! {
-    /// [`EisenstatSsor::forward`]'s loop for the baseline or AVX2 ([`crate::isa`]).
-    fn forward_isa(s: &mut EisenstatSsor, fixed: &[bool]) -> f64 => EisenstatSsor::forward_loop
+/// Runs `body(k)` for every part `k` of `sw`, side by side when there are several, and
+/// returns the sum of the results in part order (the same bits on any number of threads).
+/// `sums` holds one entry per part.
+fn for_parts(sw: &Sweeps, sums: &mut [f64], body: impl Fn(usize) -> f64 + Sync + Send) -> f64 {
+    let sums = &mut sums[..sw.n_parts()];
+    if let [only] = sums {
+        *only = body(0);
+        return *only;
+    }
+    sums.par_iter_mut()
+        .enumerate()
+        .for_each(|(k, s)| *s = body(k));
+    sums.iter().sum()
 }
 
 #[cfg(test)]

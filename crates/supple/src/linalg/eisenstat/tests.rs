@@ -167,3 +167,88 @@ fn the_backward_prefetch_changes_no_value() {
     assert_eq!(it0, it1);
     assert!(x0.iter().zip(&x1).all(|(u, v)| u == v));
 }
+
+/// `a` with its rows and columns in the order `perm` (position `ii` is row `perm[ii]`).
+fn reordered(a: &BlockCsr, perm: &[u32]) -> BlockCsr {
+    use crate::linalg::BlockPattern;
+    let p = &*a.pattern;
+    let mut inv = vec![0_u32; perm.len()];
+    for (ii, &i) in perm.iter().enumerate() {
+        inv[i as usize] = ii as u32;
+    }
+    let (mut row_ptr, mut cols, mut diag, mut values) = (vec![0_u32], vec![], vec![], vec![]);
+    for (ii, &i) in perm.iter().enumerate() {
+        let slots = p.row_ptr[i as usize] as usize..p.row_ptr[i as usize + 1] as usize;
+        let mut row: Vec<_> = slots
+            .map(|s| (inv[p.cols[s] as usize], a.values[s]))
+            .collect();
+        row.sort_by_key(|e| e.0);
+        for (j, v) in row {
+            if j as usize == ii {
+                diag.push(cols.len() as u32);
+            }
+            cols.push(j);
+            values.push(v);
+        }
+        row_ptr.push(cols.len() as u32);
+    }
+    let pattern = BlockPattern {
+        row_ptr,
+        cols,
+        diag,
+    };
+    BlockCsr {
+        pattern: std::sync::Arc::new(pattern),
+        values,
+    }
+}
+
+/// Two parts and a separator are block SSOR on the matrix reordered part after part: every
+/// iterate of two-part Eisenstat CG on `A` is one-part Eisenstat CG's on `P A Pᵀ`, to
+/// rounding, and the two parts converge in the iterations of one part in the natural order
+/// (±15 %) to the same solution.
+#[test]
+fn two_parts_run_the_iterates_of_one_part_on_the_reordered_matrix() {
+    use super::EisenstatSsor;
+    let (a, n) = bar_system([24, 4, 4]);
+    let fixed: Vec<bool> = (0..n).map(|i| i % 17 == 0).collect();
+    let b = random_vectors(n, 7, &fixed);
+    let settings = |tolerance, max_iterations| PcgSettings {
+        tolerance,
+        max_iterations,
+        preconditioner: Preconditioner::EisenstatSsor,
+    };
+    let run = |a: &BlockCsr, b: &[Vector3<f64>], fixed: &[bool], parts, s: &PcgSettings| {
+        let mut es = EisenstatSsor::with_parts(n, parts);
+        es.refresh(a, fixed);
+        let mut x = vec![Vector3::zeros(); n];
+        let info = es.solve(a, b, fixed, &mut x, s);
+        (x, info, es.order().to_vec())
+    };
+    let (_, _, perm) = run(&a, &b, &fixed, 2, &settings(1e-14, 1));
+    assert!(perm.iter().enumerate().any(|(ii, &i)| ii != i as usize));
+    let ap = reordered(&a, &perm);
+    let bp: Vec<_> = perm.iter().map(|&i| b[i as usize]).collect();
+    let fp: Vec<_> = perm.iter().map(|&i| fixed[i as usize]).collect();
+    for k in [1, 3, 8] {
+        let (x2, i2, _) = run(&a, &b, &fixed, 2, &settings(1e-14, k));
+        let (xp, ip, _) = run(&ap, &bp, &fp, 1, &settings(1e-14, k));
+        assert!(i2.is_err() && ip.is_err(), "{i2:?} {ip:?}");
+        let scale = max_norm(&xp);
+        for (ii, &i) in perm.iter().enumerate() {
+            assert!(
+                (x2[i as usize] - xp[ii]).norm() <= 1e-11 * scale,
+                "iteration {k}, row {i}"
+            );
+        }
+    }
+    let (x2, i2, _) = run(&a, &b, &fixed, 2, &settings(1e-9, 500));
+    let (x1, i1, _) = run(&a, &b, &fixed, 1, &settings(1e-9, 500));
+    let (i2, i1) = (i2.unwrap(), i1.unwrap());
+    assert!(
+        (i2.iterations as f64 - i1.iterations as f64).abs() <= 0.15 * i1.iterations as f64,
+        "two parts {i2:?}, one part {i1:?}"
+    );
+    let diff: Vec<_> = x1.iter().zip(&x2).map(|(p, q)| p - q).collect();
+    assert!(max_norm(&diff) <= 1e-6 * max_norm(&x1));
+}
