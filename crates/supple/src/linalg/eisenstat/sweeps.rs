@@ -22,10 +22,12 @@
 //! its forward sweep gathers `(L w)ᵢ` instead of receiving it from scatters, so that parts
 //! sweeping side by side never write the same row.
 
+use super::super::par::{SharedMut, PAR_MIN};
 use super::super::pcg::invert_block;
 use super::super::BlockCsr;
 use super::partition::partition;
 use nalgebra::{Matrix3, Vector3};
+use rayon::prelude::*;
 
 /// Fewest rows a part is given: below twice this, the matrix is one part and its sweeps are
 /// plain block SSOR in the natural order. A sweep over a part must cost more than waking a
@@ -105,20 +107,32 @@ impl Sweeps {
             self.layout(a);
         }
         let values = &a.values;
-        for (ii, &i) in self.perm.iter().enumerate() {
-            let o = self.start[ii] as usize;
-            self.blocks[o] = if fixed[i as usize] {
+        let (start, source) = (&self.start, &self.source);
+        let blocks = SharedMut(self.blocks.as_mut_ptr());
+        let load_row = |(ii, &i): (usize, &u32)| {
+            let (o, e) = (start[ii] as usize, start[ii + 1] as usize);
+            // SAFETY: position `ii` owns `blocks[o..e]` (the offsets grow), which is within
+            // the copy: each position writes its own blocks.
+            let row = unsafe { std::slice::from_raw_parts_mut(blocks.ptr().add(o), e - o) };
+            row[0] = if fixed[i as usize] {
                 Matrix3::zeros()
             } else {
                 invert_block(&values[p.diag[i as usize] as usize])
             };
-            let e = self.start[ii + 1] as usize;
-            for (dst, &(slot, transposed)) in
-                self.blocks[o + 1..e].iter_mut().zip(&self.source[o + 1..e])
-            {
+            for (dst, &(slot, transposed)) in row[1..].iter_mut().zip(&source[o + 1..e]) {
                 let v = &values[slot as usize];
                 *dst = if transposed { v.transpose() } else { *v };
             }
+        };
+        // A copy (no sums): the same values whichever thread copies a row.
+        if self.perm.len() < PAR_MIN {
+            self.perm.iter().enumerate().for_each(load_row);
+        } else {
+            self.perm
+                .par_iter()
+                .with_min_len(256)
+                .enumerate()
+                .for_each(load_row);
         }
     }
 
