@@ -24,7 +24,9 @@ pub enum Preconditioner {
     BlockSsor,
     /// The same preconditioner run with Eisenstat's trick (1981): CG on the split-preconditioned
     /// system, one backward and one forward sweep per iteration and no product with `A`; the
-    /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic. See
+    /// same iterates as [`Preconditioner::BlockSsor`] in exact arithmetic, up to 4,095
+    /// vertices; from 4,096 the rows are swept in a nested-dissection order whose two parts
+    /// run side by side on two threads (block SSOR of the reordered matrix). See
     /// `linalg::eisenstat`. A solve that breaks down (`pᵀ A p ≤ 0`: a matrix that is not
     /// positive definite, as on the tangents of very large deformations) is run again with
     /// block Jacobi from the same first guess. Fewer CPU ms per step than block Jacobi on the

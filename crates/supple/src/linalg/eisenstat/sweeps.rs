@@ -321,7 +321,7 @@ crate::isa::avx2_or_baseline! {
     /// sweep of `r̂ = E⁻¹ r` ([`replace`]).
     pub fn forward(sw: &Sweeps, rows: std::ops::Range<usize>, v: PartVectors<'_>) -> f64 {
         let lo = rows.start;
-        let (fixed, p, t, q, w, acc) = (&*v.fixed, &*v.p, &*v.t, v.q, v.w, v.acc);
+        let (fixed, p, t, q, w, acc) = (v.fixed, &*v.p, &*v.t, v.q, v.w, v.acc);
         let mut pq = 0.0;
         for i in 0..rows.len() {
             if fixed[i] {
