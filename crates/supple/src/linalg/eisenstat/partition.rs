@@ -13,6 +13,12 @@
 //! one part run in is the natural order, as without parts).
 //!
 //! The partition depends on the pattern only: the same parts on any number of threads.
+//!
+//! Why not the multilevel node separator of nested dissection (`ordering::separator`),
+//! which would find smaller cuts: it is made again whenever a body's pattern changes (a
+//! contact island's coupled pattern can), and the level structure costs one pass over the
+//! pattern where the multilevel scheme costs many. On the 20k bench bar the cut it gives
+//! already keeps the iterations of the natural order (41.7 against 41.8 per step).
 
 use super::super::BlockPattern;
 use std::collections::VecDeque;

@@ -252,3 +252,51 @@ fn two_parts_run_the_iterates_of_one_part_on_the_reordered_matrix() {
     let diff: Vec<_> = x1.iter().zip(&x2).map(|(p, q)| p - q).collect();
     assert!(max_norm(&diff) <= 1e-6 * max_norm(&x1));
 }
+
+/// On a matrix that is not positive definite, the two-part solve ends in an error (here: out
+/// of iterations; a `p̂ᵀ Â p̂ ≤ 0` breakdown is the other way out), keeps its first guess in
+/// the caller's order (for `Pcg`'s block-Jacobi retry), and leaves no non-finite value in
+/// `x`; `Pcg` reports the solve as not converged instead of panicking.
+#[test]
+fn two_parts_break_down_cleanly_on_an_indefinite_matrix() {
+    use super::EisenstatSsor;
+    let (mut a, n) = bar_system([24, 4, 4]);
+    // Shift the diagonal by a multiple of the largest diagonal entry: D stays invertible,
+    // A has negative eigenvalues.
+    let shift = (0..n)
+        .map(|i| a.values[a.pattern.diag[i] as usize].abs().max())
+        .fold(0.0, f64::max);
+    for i in 0..n {
+        let d = a.pattern.diag[i] as usize;
+        a.values[d] -= nalgebra::Matrix3::identity() * (0.6 * shift);
+    }
+    let fixed = vec![false; n];
+    let b = random_vectors(n, 9, &fixed);
+    let x0: Vec<_> = random_vectors(n, 10, &fixed)
+        .iter()
+        .map(|v| 1e-3 * v)
+        .collect();
+    let settings = PcgSettings {
+        tolerance: 1e-10,
+        max_iterations: 200,
+        preconditioner: Preconditioner::EisenstatSsor,
+    };
+    let mut es = EisenstatSsor::with_parts(n, 2);
+    es.refresh(&a, &fixed);
+    let mut x = x0.clone();
+    let result = es.solve(&a, &b, &fixed, &mut x, &settings);
+    assert!(result.is_err(), "{result:?}");
+    let (_, first_guess) = es.breakdown();
+    assert_eq!(first_guess, &x0[..]);
+    assert!(x.iter().all(|v| v.iter().all(|c| c.is_finite())));
+    let (_, stats) = solve(
+        &a,
+        &b,
+        &fixed,
+        &x0,
+        1e-10,
+        200,
+        Preconditioner::EisenstatSsor,
+    );
+    assert!(!stats.converged, "{stats:?}");
+}
