@@ -12,6 +12,7 @@ mod eisenstat;
 pub mod multicolor;
 pub mod ordering;
 pub mod par;
+mod partition;
 mod pcg;
 pub mod solver;
 mod ssor;

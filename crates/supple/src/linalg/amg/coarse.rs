@@ -20,30 +20,70 @@
 //! The first coarse level holds more nonzeros than the finest matrix (operator complexity
 //! 2.2 on the 160k bar), and its two sweeps were the largest share of the V-cycle's time
 //! (EXPERIMENTS.md, *Block storage and `f32` for the V-cycle*).
+//!
+//! **Two parts side by side**, as on the finest level (`finest`): a coarse level whose
+//! lower half holds at least [`MIN_PART_ENTRIES`] `× 2` values is swept in the order of one
+//! level of nested dissection of its block graph (`linalg::partition`), "lower" meaning
+//! *earlier in that order*; the parts run at once, the separator alone (after them forward,
+//! before them backward).
 
 use super::block::{Bsr, Real};
+use crate::linalg::par::SharedMut;
+use crate::linalg::partition::{partition, RowGraph, MAX_PARTS};
+use rayon::prelude::*;
 
 /// Six coarse dofs per aggregate (`setup::MODES`).
 const B: usize = 6;
 
-/// Row `I` owns `blocks[start[I]..start[I + 1]]` (its blocks `A_IJ`, `J < I`, row-major, as
-/// stored by the hierarchy: `f64` or `f32`) and the same range of `cols`.
+/// Fewest stored values of the lower half a part is given: what
+/// [`MIN_PART_ROWS`](crate::linalg::partition::MIN_PART_ROWS) rows of the finest level hold
+/// (about 7 lower `3 × 3` blocks per row on tet meshes), so that a part costs what a
+/// finest-level part at the threshold costs. On the 160k bench bar the first coarse level
+/// (2,491 block rows, 2.3 M lower values) is split; on the 20k bar's (356 rows) it is not.
+pub const MIN_PART_ENTRIES: usize = 2048 * 7 * 9;
+
+/// Position `ii` of the sweeps' order is block row `perm[ii]`; it owns
+/// `blocks[start[ii]..start[ii + 1]]` (the blocks `A_IJ` of the rows `J` swept before it,
+/// row-major, as stored by the hierarchy: `f64` or `f32`) and the same range of `cols`.
 #[derive(Debug, Clone)]
 pub(super) struct CoarseLower<T> {
+    perm: Vec<u32>,
+    /// Part `k` owns positions `bounds[k]..bounds[k + 1]`; the separator comes last.
+    bounds: Vec<usize>,
     start: Vec<usize>,
     cols: Vec<u32>,
     blocks: Vec<[[T; B]; B]>,
     /// The diagonal blocks `A_II` (for products with the level, not for the sweeps).
     diag: Vec<[[T; B]; B]>,
-    /// The backward sweep's scattered sums `Σ_{J>I} A_IJ x_J` (zero between sweeps).
+    /// The backward sweep's scattered sums `Σ_{J after I} A_IJ x_J` (zero between sweeps).
     acc: Vec<[f64; B]>,
 }
 
 impl<T: Real> CoarseLower<T> {
-    /// The lower blocks of `a` (every diagonal block stored, at `diag[I]`).
+    /// The lower blocks of `a` (every diagonal block stored, at `diag[I]`), in the order of
+    /// [`MIN_PART_ENTRIES`]'s rule.
     pub fn new(a: &Bsr<B, B, T>, diag: &[usize]) -> Self {
+        let lower: usize = (0..a.n_brows).map(|i| diag[i] - a.ptr[i]).sum();
+        let k = (lower * B * B / MIN_PART_ENTRIES).clamp(1, MAX_PARTS);
+        Self::with_parts(a, diag, k)
+    }
+
+    /// [`CoarseLower::new`] with `k` parts.
+    pub fn with_parts(a: &Bsr<B, B, T>, diag: &[usize], k: usize) -> Self {
         let n = a.n_brows;
+        let graph = RowGraph {
+            ptr: &a.ptr,
+            idx: &a.idx,
+        };
+        let work: Vec<usize> = (0..n).map(|i| a.ptr[i + 1] - a.ptr[i]).collect();
+        let (perm, bounds) = partition(&graph, &work, k);
+        let mut inv = vec![0_u32; n];
+        for (ii, &i) in perm.iter().enumerate() {
+            inv[i as usize] = ii as u32;
+        }
         let mut s = Self {
+            perm: Vec::new(),
+            bounds,
             start: Vec::with_capacity(n + 1),
             cols: Vec::new(),
             blocks: Vec::new(),
@@ -51,11 +91,18 @@ impl<T: Real> CoarseLower<T> {
             acc: vec![[0.0; B]; n],
         };
         s.start.push(0);
-        for (i, &d) in diag.iter().enumerate().take(n) {
-            s.cols.extend_from_slice(&a.idx[a.ptr[i]..d]);
-            s.blocks.extend_from_slice(&a.val[a.ptr[i]..d]);
+        for (ii, &i) in perm.iter().enumerate() {
+            let i = i as usize;
+            for slot in a.ptr[i]..a.ptr[i + 1] {
+                let j = a.idx[slot];
+                if (inv[j as usize] as usize) < ii {
+                    s.cols.push(j);
+                    s.blocks.push(a.val[slot]);
+                }
+            }
             s.start.push(s.cols.len());
         }
+        s.perm = perm;
         s
     }
 
@@ -67,15 +114,44 @@ impl<T: Real> CoarseLower<T> {
     pub fn bytes(&self) -> usize {
         let block = B * B * std::mem::size_of::<T>();
         block * (self.blocks.len() + self.diag.len())
-            + 4 * self.cols.len()
+            + 4 * (self.cols.len() + self.perm.len())
             + 8 * self.start.len()
             + 8 * B * self.acc.len()
     }
 
     #[inline(always)]
-    fn row(&self, i: usize) -> (&[[[T; B]; B]], &[u32]) {
-        let (s, e) = (self.start[i], self.start[i + 1]);
+    fn row(&self, ii: usize) -> (&[[[T; B]; B]], &[u32]) {
+        let (s, e) = (self.start[ii], self.start[ii + 1]);
         (&self.blocks[s..e], &self.cols[s..e])
+    }
+
+    /// The sweeps' order and the groups' bounds (tests).
+    #[cfg(test)]
+    pub fn order(&self) -> (&[u32], &[usize]) {
+        (&self.perm, &self.bounds)
+    }
+
+    /// The number of parts (without the separator).
+    fn n_parts(&self) -> usize {
+        self.bounds.len() - 2
+    }
+
+    /// Runs `sweep` on every part's positions, side by side when there are several.
+    fn for_parts(&self, sweep: impl Fn(std::ops::Range<usize>) + Sync) {
+        let k = self.n_parts();
+        if k == 1 {
+            sweep(self.bounds[0]..self.bounds[1]);
+        } else {
+            (0..k)
+                .into_par_iter()
+                .for_each(|g| sweep(self.bounds[g]..self.bounds[g + 1]));
+        }
+    }
+
+    /// The separator's positions.
+    fn separator(&self) -> std::ops::Range<usize> {
+        let k = self.n_parts();
+        self.bounds[k]..self.bounds[k + 1]
     }
 
     /// Forward block Gauss–Seidel from `x = 0` on `a x = b` and `res = b − a x` (the
@@ -89,11 +165,35 @@ impl<T: Real> CoarseLower<T> {
         x: &mut [f64],
         res: &mut [f64],
     ) {
+        let n = self.n_brows();
         let (b, _) = b.as_chunks::<B>();
         let (x, _) = x.as_chunks_mut::<B>();
         let (res, _) = res.as_chunks_mut::<B>();
-        for i in 0..self.n_brows() {
-            let (blocks, cols) = self.row(i);
+        assert!(b.len() >= n && x.len() >= n && res.len() >= n && d_inv.len() >= n);
+        let (xp, rp) = (SharedMut(x.as_mut_ptr()), SharedMut(res.as_mut_ptr()));
+        // SAFETY: a part's positions write `x` and `res` only at its own rows (its earlier
+        // rows lie in it); the separator runs alone after the parts. Indices are below `n`.
+        let sweep = |range: std::ops::Range<usize>| unsafe {
+            self.forward_rows(range, d_inv, b, xp.ptr(), rp.ptr())
+        };
+        self.for_parts(sweep);
+        sweep(self.separator());
+    }
+
+    /// # Safety
+    /// See [`CoarseLower::forward_from_zero`].
+    #[inline(always)]
+    unsafe fn forward_rows(
+        &self,
+        range: std::ops::Range<usize>,
+        d_inv: &[[[f64; B]; B]],
+        b: &[[f64; B]],
+        x: *mut [f64; B],
+        res: *mut [f64; B],
+    ) {
+        for ii in range {
+            let i = self.perm[ii] as usize;
+            let (blocks, cols) = self.row(ii);
             let lower = gather(blocks, cols, x);
             let mut acc = b[i];
             for r in 0..B {
@@ -101,11 +201,12 @@ impl<T: Real> CoarseLower<T> {
             }
             let di = &d_inv[i];
             let xi = block_solve(di, &acc);
-            x[i] = xi;
-            // Rows after `i` scatter into `res[i]` later; its own part is zero except on
-            // zero dofs, whose row of `a` is zero.
+            *x.add(i) = xi;
+            // Rows swept after `i` scatter into `res[i]` later; its own part is zero except
+            // on zero dofs, whose row of `a` is zero.
+            let ri = &mut *res.add(i);
             for r in 0..B {
-                res[i][r] = if di[r][r] == 0.0 { acc[r] } else { 0.0 };
+                ri[r] = if di[r][r] == 0.0 { acc[r] } else { 0.0 };
             }
             scatter(blocks, cols, &xi, res, -1.0);
         }
@@ -114,23 +215,46 @@ impl<T: Real> CoarseLower<T> {
     /// Backward block Gauss–Seidel on `a x = b` from the given `x` (the adjoint of
     /// [`CoarseLower::forward_from_zero`]).
     pub fn backward(&mut self, d_inv: &[[[f64; B]; B]], b: &[f64], x: &mut [f64]) {
+        let n = self.n_brows();
         let (b, _) = b.as_chunks::<B>();
         let (x, _) = x.as_chunks_mut::<B>();
+        assert!(b.len() >= n && x.len() >= n && d_inv.len() >= n);
         let mut acc = std::mem::take(&mut self.acc);
-        for i in (0..self.n_brows()).rev() {
-            let upper = acc[i];
-            acc[i] = [0.0; B];
-            let (blocks, cols) = self.row(i);
+        let (xp, ap) = (SharedMut(x.as_mut_ptr()), SharedMut(acc.as_mut_ptr()));
+        // SAFETY: as in `forward_from_zero`, the separator alone before the parts.
+        let sweep = |range: std::ops::Range<usize>| unsafe {
+            self.backward_rows(range, d_inv, b, xp.ptr(), ap.ptr())
+        };
+        sweep(self.separator());
+        self.for_parts(sweep);
+        self.acc = acc;
+    }
+
+    /// # Safety
+    /// See [`CoarseLower::backward`].
+    #[inline(always)]
+    unsafe fn backward_rows(
+        &self,
+        range: std::ops::Range<usize>,
+        d_inv: &[[[f64; B]; B]],
+        b: &[[f64; B]],
+        x: *mut [f64; B],
+        acc: *mut [f64; B],
+    ) {
+        for ii in range.rev() {
+            let i = self.perm[ii] as usize;
+            let later = *acc.add(i);
+            *acc.add(i) = [0.0; B];
+            let (blocks, cols) = self.row(ii);
             let lower = gather(blocks, cols, x);
             let mut s = b[i];
             for r in 0..B {
-                s[r] -= upper[r] + lower[r];
+                s[r] -= later[r] + lower[r];
             }
             let xi = block_solve(&d_inv[i], &s);
-            x[i] = xi;
-            scatter(blocks, cols, &xi, &mut acc, 1.0);
+            *x.add(i) = xi;
+            scatter(blocks, cols, &xi, acc, 1.0);
         }
-        self.acc = acc;
     }
 
     /// `y = a x` (both halves from the lower blocks; for tests).
@@ -138,18 +262,24 @@ impl<T: Real> CoarseLower<T> {
     pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
         let (x, _) = x.as_chunks::<B>();
         let (y, _) = y.as_chunks_mut::<B>();
-        for (i, yi) in y.iter_mut().enumerate() {
-            let (blocks, cols) = self.row(i);
-            let mut s = gather(blocks, cols, x);
-            let d = gather(std::slice::from_ref(&self.diag[i]), &[i as u32], x);
-            for r in 0..B {
-                s[r] += d[r];
+        // SAFETY: sequential; every index is a row of the level.
+        unsafe {
+            let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+            for ii in 0..self.n_brows() {
+                let i = self.perm[ii] as usize;
+                let (blocks, cols) = self.row(ii);
+                let mut s = gather(blocks, cols, xp);
+                let d = gather(std::slice::from_ref(&self.diag[i]), &[i as u32], xp);
+                for r in 0..B {
+                    s[r] += d[r];
+                }
+                *yp.add(i) = s;
             }
-            *yi = s;
-        }
-        for (i, xi) in x.iter().enumerate().take(self.n_brows()) {
-            let (blocks, cols) = self.row(i);
-            scatter(blocks, cols, xi, y, 1.0);
+            for ii in 0..self.n_brows() {
+                let i = self.perm[ii] as usize;
+                let (blocks, cols) = self.row(ii);
+                scatter(blocks, cols, &x[i], yp, 1.0);
+            }
         }
     }
 
@@ -167,11 +297,14 @@ impl<T: Real> CoarseLower<T> {
 
 /// `Σ_k A_k x_{cols[k]}`, each block's product summed on its own before it is added: the
 /// running sum then carries one dependent addition per block and row instead of six.
+///
+/// # Safety
+/// `x` holds every row `cols` names.
 #[inline(always)]
-fn gather<T: Real>(blocks: &[[[T; B]; B]], cols: &[u32], x: &[[f64; B]]) -> [f64; B] {
+unsafe fn gather<T: Real>(blocks: &[[[T; B]; B]], cols: &[u32], x: *const [f64; B]) -> [f64; B] {
     let mut acc = [0.0; B];
     for (m, &j) in blocks.iter().zip(cols) {
-        let xj = &x[j as usize];
+        let xj = &*x.add(j as usize);
         for r in 0..B {
             let mut t = 0.0;
             for c in 0..B {
@@ -184,17 +317,20 @@ fn gather<T: Real>(blocks: &[[[T; B]; B]], cols: &[u32], x: &[[f64; B]]) -> [f64
 }
 
 /// `y_{cols[k]} += sign · A_kᵀ xi` for every block `k` of a row.
+///
+/// # Safety
+/// `y` holds every row `cols` names, and no other thread touches them.
 #[inline(always)]
-fn scatter<T: Real>(
+unsafe fn scatter<T: Real>(
     blocks: &[[[T; B]; B]],
     cols: &[u32],
     xi: &[f64; B],
-    y: &mut [[f64; B]],
+    y: *mut [f64; B],
     sign: f64,
 ) {
     let sx = xi.map(|v| sign * v);
     for (m, &j) in blocks.iter().zip(cols) {
-        let yj = &mut y[j as usize];
+        let yj = &mut *y.add(j as usize);
         for r in 0..B {
             for c in 0..B {
                 yj[c] += m[r][c].get() * sx[r];

@@ -389,4 +389,6 @@ impl Precond for Amg {
 }
 
 #[cfg(test)]
+mod parts_tests;
+#[cfg(test)]
 mod tests;

@@ -62,7 +62,7 @@
 //! 200 g of `supple-io/tests/impacts.rs` needed it).
 //!
 //! **Two cores.** A sweep is sequential (every row needs the rows after or before it), so
-//! above [`sweeps::MIN_PART_ROWS`]` × 2` rows the loop runs in the order of one level of
+//! above [`MIN_PART_ROWS`](super::partition::MIN_PART_ROWS)` × 2` rows the loop runs in the order of one level of
 //! nested dissection (`partition`, `sweeps`): two parts with no block between them sweep
 //! side by side, and a separator between them runs alone. It is the same block SSOR on the
 //! matrix with its rows reordered, not a weaker preconditioner (no coupling is dropped).
@@ -79,7 +79,6 @@ use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 use sweeps::{PartVectors, Sweeps};
 
-mod partition;
 mod sweeps;
 
 /// The matrix halves and vectors of Eisenstat-SSOR CG, sized on the first solve.
@@ -142,14 +141,14 @@ impl EisenstatSsor {
             broke_down: false,
             partials: vec![0.0; par::n_chunks(n)],
             partials2: vec![(0.0, 0.0); par::n_chunks(n)],
-            part_sums: vec![0.0; sweeps::MAX_PARTS],
+            part_sums: vec![0.0; super::partition::MAX_PARTS],
             xp: zero.clone(),
             rp: zero,
             fixed_p: vec![false; n],
         }
     }
 
-    /// [`Self::new`] with `parts` parts instead of [`sweeps::parts_for`]'s (tests).
+    /// [`Self::new`] with `parts` parts instead of [`parts_for`](super::partition::parts_for)'s (tests).
     #[cfg(test)]
     pub(crate) fn with_parts(n: usize, parts: usize) -> Self {
         let mut es = Self::new(n);

@@ -23,28 +23,11 @@
 //! sweeping side by side never write the same row.
 
 use super::super::par::{SharedMut, PAR_MIN};
+use super::super::partition::{partition, parts_for};
 use super::super::pcg::invert_block;
 use super::super::BlockCsr;
-use super::partition::partition;
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
-
-/// Fewest rows a part is given: below twice this, the matrix is one part and its sweeps are
-/// plain block SSOR in the natural order. A sweep over a part must cost more than waking a
-/// thread (a few microseconds), and the separator must stay a small share of the rows.
-pub const MIN_PART_ROWS: usize = 2048;
-
-/// Most parts, whatever the size. Two, for the two cores of the machines this was measured
-/// on: on the 20k bench bar four parts took 43.1 CG iterations per step against 41.7 for
-/// two, and were slower on two threads (EXPERIMENTS.md, issue 43, *Two cores that pay*).
-/// More cores would want more parts; the number must not follow the thread count, or the
-/// bits would.
-pub const MAX_PARTS: usize = 2;
-
-/// How many parts a matrix of `rows` block rows is cut into.
-pub fn parts_for(rows: usize) -> usize {
-    (rows / MIN_PART_ROWS).clamp(1, MAX_PARTS)
-}
 
 /// Smallest compact copy (bytes of blocks) whose backward sweep prefetches. The sweep walks
 /// the rows from the last to the first, each row's blocks upwards in memory, and on the 20k

@@ -1,7 +1,10 @@
-//! The parts of the Eisenstat sweeps: `K` pieces of the matrix graph with short boundaries.
+//! One level of nested dissection for sweeps that run side by side: `K` pieces of a matrix
+//! graph with short boundaries, then a separator. Used by the Eisenstat sweeps
+//! (`linalg::eisenstat`) and the multigrid's Gauss–Seidel smoothers (`linalg::amg`, finest
+//! and coarse levels).
 //!
-//! A part loses the couplings to the other parts from its SSOR sweeps (`sweeps`), so the
-//! cut between parts should be small. Contiguous ranges of the vertex numbers do not give
+//! The separator's rows run on one thread after the parts, so the cut between parts should
+//! be small. Contiguous ranges of the vertex numbers do not give
 //! that: a box grid numbered x-fastest (`mesh::generate::box_grid`) cut in two halves of its
 //! numbers is cut across its *slowest* axis, and on the 20k bench bar (40 × 10 × 10 cells)
 //! that cut holds a tenth of the vertices. The parts are therefore slabs of a breadth-first
@@ -20,8 +23,56 @@
 //! pattern where the multilevel scheme costs many. On the 20k bench bar the cut it gives
 //! already keeps the iterations of the natural order (41.7 against 41.8 per step).
 
-use super::super::BlockPattern;
+use super::BlockPattern;
 use std::collections::VecDeque;
+
+/// A graph by its rows' neighbour lists (a matrix pattern; the row's own index may be
+/// listed).
+pub trait Adjacency {
+    fn n_nodes(&self) -> usize;
+    fn neighbours(&self, i: usize) -> &[u32];
+}
+
+impl Adjacency for BlockPattern {
+    fn n_nodes(&self) -> usize {
+        self.n_rows()
+    }
+    fn neighbours(&self, i: usize) -> &[u32] {
+        &self.cols[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
+    }
+}
+
+/// A compressed-row graph with `usize` offsets (the multigrid's block matrices).
+pub struct RowGraph<'a> {
+    pub ptr: &'a [usize],
+    pub idx: &'a [u32],
+}
+
+impl Adjacency for RowGraph<'_> {
+    fn n_nodes(&self) -> usize {
+        self.ptr.len() - 1
+    }
+    fn neighbours(&self, i: usize) -> &[u32] {
+        &self.idx[self.ptr[i]..self.ptr[i + 1]]
+    }
+}
+
+/// Fewest rows a part is given: below twice this, the matrix is one part and its sweeps are
+/// plain block SSOR in the natural order. A sweep over a part must cost more than waking a
+/// thread (a few microseconds), and the separator must stay a small share of the rows.
+pub const MIN_PART_ROWS: usize = 2048;
+
+/// Most parts, whatever the size. Two, for the two cores of the machines this was measured
+/// on: on the 20k bench bar four parts took 43.1 CG iterations per step against 41.7 for
+/// two, and were slower on two threads (EXPERIMENTS.md, issue 43, *Two cores that pay*).
+/// More cores would want more parts; the number must not follow the thread count, or the
+/// bits would.
+pub const MAX_PARTS: usize = 2;
+
+/// How many parts a matrix of `rows` block rows is cut into.
+pub fn parts_for(rows: usize) -> usize {
+    (rows / MIN_PART_ROWS).clamp(1, MAX_PARTS)
+}
 
 /// Breadth-first sweeps from the far end of the last one, at most, when looking for a
 /// pseudo-peripheral vertex (the depth stops growing after two or three on meshes).
@@ -32,8 +83,8 @@ const PERIPHERAL_SWEEPS: usize = 5;
 /// `bounds[k]..bounds[k + 1]`, the separator `bounds[K]..bounds[K + 1] = n`. No block of
 /// `p` couples two different parts; the separator holds every row coupled to a part before
 /// its own. The parts are balanced by `work[i]` (what row `i` costs a sweep).
-pub fn partition(p: &BlockPattern, work: &[usize], k: usize) -> (Vec<u32>, Vec<usize>) {
-    let n = p.n_rows();
+pub fn partition(p: &impl Adjacency, work: &[usize], k: usize) -> (Vec<u32>, Vec<usize>) {
+    let n = p.n_nodes();
     if k <= 1 || n == 0 {
         return ((0..n as u32).collect(), vec![0, n, n]);
     }
@@ -54,7 +105,7 @@ pub fn partition(p: &BlockPattern, work: &[usize], k: usize) -> (Vec<u32>, Vec<u
     // the first level of each slab after the first).
     let separator: Vec<bool> = (0..n)
         .map(|i| {
-            p.cols[p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize]
+            p.neighbours(i)
                 .iter()
                 .any(|&j| group[j as usize] < group[i])
         })
@@ -79,8 +130,8 @@ pub fn partition(p: &BlockPattern, work: &[usize], k: usize) -> (Vec<u32>, Vec<u
 
 /// Every vertex once: each connected component (by its smallest vertex) in breadth-first
 /// order from a pseudo-peripheral vertex of it.
-fn level_order(p: &BlockPattern) -> Vec<u32> {
-    let n = p.n_rows();
+fn level_order(p: &impl Adjacency) -> Vec<u32> {
+    let n = p.n_nodes();
     let mut order = Vec::with_capacity(n);
     let mut seen = vec![false; n];
     // Scratch marks for the trial sweeps, by the sweep's number (0 = never).
@@ -116,7 +167,7 @@ fn level_order(p: &BlockPattern) -> Vec<u32> {
 /// A breadth-first sweep from `start` marking with `sweep`; `visit` sees each vertex in
 /// order. Returns the last vertex reached and its depth.
 fn bfs(
-    p: &BlockPattern,
+    p: &impl Adjacency,
     start: usize,
     mark: &mut [u32],
     sweep: u32,
@@ -131,7 +182,7 @@ fn bfs(
         visit(v);
         last = (v as usize, d);
         let v = v as usize;
-        for &j in &p.cols[p.row_ptr[v] as usize..p.row_ptr[v + 1] as usize] {
+        for &j in p.neighbours(v) {
             if mark[j as usize] != sweep {
                 mark[j as usize] = sweep;
                 queue.push_back((j, d + 1));
