@@ -116,8 +116,8 @@ impl FinestLower {
         let rows: &mut [Vector3<f64>] = &mut self.acc;
         par::for_each_mut(rows, |ii, _| {
             let (o, e) = (start[ii] as usize, start[ii + 1] as usize);
-            for k in o..e {
-                let v = &a.values[slots[k] as usize];
+            for (k, &slot) in slots.iter().enumerate().take(e).skip(o) {
+                let v = &a.values[slot as usize];
                 let m: [[f32; 3]; 3] =
                     std::array::from_fn(|r| std::array::from_fn(|c| v[(r, c)] as f32));
                 // SAFETY: position `ii` owns `start[ii]..start[ii + 1]`.
