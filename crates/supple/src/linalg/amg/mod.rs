@@ -7,11 +7,13 @@
 //! [`AmgSettings::max_coarse`] dofs, which a dense Cholesky factorization solves.
 //!
 //! **V-cycle**: on the finest level, a forward block Gauss–Seidel sweep on the current
-//! matrix in natural vertex order, whose residual comes out of the sweep (`smooth`: one read
-//! of the lower half of the matrix for both), the coarse correction, and a backward sweep
+//! matrix in natural vertex order (with [`AmgSettings::single_precision_finest`], the
+//! default: in two parts side by side and a separator above 4,096 vertices, `finest`),
+//! whose residual comes out of the sweep (`smooth`: one read of the lower half of the
+//! matrix for both), the coarse correction, and a backward sweep
 //! (or, with [`AmgSettings::multicolor_finest`], multicolour sweeps, `linalg::multicolor`,
 //! and an explicit residual); coarse levels use block Gauss–Seidel by `6 × 6` blocks the same
-//! way, forward before and backward after, on block storage (`block`, `hierarchy`: `3 × 6`
+//! way (in two parts when large, `coarse`), forward before and backward after, on block storage (`block`, `hierarchy`: `3 × 6`
 //! blocks for the finest prolongator, `6 × 6` below, optionally `f32`), each sweep reading
 //! only the operator's lower half (`coarse`). Pre- and post-smoother are adjoint and Gauss–Seidel is convergent for any
 //! SPD matrix, so the cycle is symmetric positive definite for any SPD coarse solve

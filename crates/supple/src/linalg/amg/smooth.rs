@@ -22,7 +22,10 @@
 //!
 //! The sweeps stream the block matrix in its storage order (the natural vertex order), where
 //! the multicolour sweeps of `linalg::multicolor` jump between colours; they are sequential,
-//! so the same on any number of threads.
+//! so the same on any number of threads. They serve the finest level without
+//! [`AmgSettings::single_precision_finest`](super::AmgSettings::single_precision_finest);
+//! with it (the default) `finest` sweeps its `f32` copy, in two parts side by side on large
+//! matrices.
 
 use super::block::{Bsr, Real};
 use super::csr::Csr;
