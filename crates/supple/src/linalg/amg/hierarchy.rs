@@ -4,8 +4,8 @@
 
 use super::block::{Bsr, Real};
 use super::coarse::CoarseLower;
-use super::csr::Csr;
-use super::{setup, smooth};
+use super::setup::{self, MODES};
+use super::smooth;
 use nalgebra::{Cholesky, DVector, Dyn};
 
 /// One level below the finest, with its vectors (`6 × 6` blocks: six dofs per aggregate).
@@ -42,17 +42,23 @@ pub(super) struct Hierarchy<T> {
 }
 
 impl<T: Real> Hierarchy<T> {
-    /// Block storage of the scalar transfers `(P, R)` and coarse operators the setup made
-    /// (`transfers[l]` maps `coarse[l]` to the level above; at least one), with the coarsest factor.
-    pub fn new(transfers: &[setup::Transfer], coarse: &[Csr], chol: Cholesky<f64, Dyn>) -> Self {
+    /// The hierarchy the setup made, its values stored as `T`: the finest level's transfer
+    /// `first`, the transfers `rest[l]` from `coarse[l + 1]` to `coarse[l]`, the coarse
+    /// operators (every diagonal block stored) and the coarsest factor.
+    pub fn new(
+        first: &setup::Transfer<3>,
+        rest: &[setup::Transfer<MODES>],
+        coarse: &[Bsr<MODES, MODES, f64>],
+        chol: Cholesky<f64, Dyn>,
+    ) -> Self {
         let levels = coarse
             .iter()
             .map(|c| {
-                let a = Bsr::<6, 6, T>::from_csr(c, true);
-                let n = c.n_rows;
+                let a = c.cast::<T>();
+                let n = MODES * c.n_brows;
                 Level {
                     lower: CoarseLower::new(&a, &smooth::diagonal_positions(&a)),
-                    d_inv: smooth::diagonal_inverses::<6>(c),
+                    d_inv: setup::block_diagonal_inverse(c),
                     x: vec![0.0; n],
                     b: vec![0.0; n],
                     res: vec![0.0; n],
@@ -61,13 +67,13 @@ impl<T: Real> Hierarchy<T> {
             .collect();
         let nc = chol.l_dirty().nrows();
         Self {
-            p0: Bsr::from_csr(&transfers[0].p, false),
-            r0: Bsr::from_csr(&transfers[0].r, false),
-            rest: transfers[1..]
+            p0: first.p.cast(),
+            r0: first.r.cast(),
+            rest: rest
                 .iter()
                 .map(|t| Transfer {
-                    p: Bsr::from_csr(&t.p, false),
-                    r: Bsr::from_csr(&t.r, false),
+                    p: t.p.cast(),
+                    r: t.r.cast(),
                 })
                 .collect(),
             levels,

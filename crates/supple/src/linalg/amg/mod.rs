@@ -31,14 +31,16 @@
 
 mod block;
 mod coarse;
-mod csr;
 mod finest;
 mod hierarchy;
+mod product;
 mod setup;
 mod smooth;
 
-pub use csr::Csr;
 pub use setup::{rigid_body_modes, Merge};
+
+use block::Bsr;
+use setup::MODES;
 
 use super::cg::Precond;
 use super::multicolor::{gauss_seidel_sweep, VertexColoring};
@@ -242,32 +244,42 @@ impl Amg {
         self.built_fixed.extend_from_slice(fixed);
         self.hierarchy = None;
         let s = self.settings;
-        let mut current = Csr::from_block(a, fixed);
-        let mut shape = vec![(current.n_rows, current.nnz())];
+        let fine = Bsr::from_block_csr(a, fixed);
+        let mut shape = vec![(3 * fine.n_brows, fine.n_scalars())];
         let mut b = self.near_null.clone();
-        let mut block = 3;
-        let mut transfers = Vec::new();
-        let mut coarse_levels = Vec::new();
-        while current.n_rows > s.max_coarse && transfers.len() + 1 < s.max_levels.max(1) {
-            let merge = if transfers.is_empty() {
-                s.first_merge
-            } else {
-                Merge::None
-            };
+        let mut first = None;
+        let mut rest = Vec::new();
+        let mut coarse_levels: Vec<Bsr<MODES, MODES, f64>> = Vec::new();
+        let levels = s.max_levels.max(1);
+        if 3 * fine.n_brows > s.max_coarse && levels > 1 {
+            if let Some((t, coarse, b_coarse)) =
+                setup::coarsen(&fine, &b, s.strength_threshold, s.smoothed, s.first_merge)
+            {
+                first = Some(t);
+                shape.push((MODES * coarse.n_brows, coarse.n_scalars()));
+                coarse_levels.push(coarse);
+                b = b_coarse;
+            }
+        }
+        while let Some(current) = coarse_levels.last() {
+            if MODES * current.n_brows <= s.max_coarse || rest.len() + 2 >= levels {
+                break;
+            }
             let Some((t, coarse, b_coarse)) =
-                setup::coarsen(&current, block, &b, s.strength_threshold, s.smoothed, merge)
+                setup::coarsen(current, &b, s.strength_threshold, s.smoothed, Merge::None)
             else {
                 break;
             };
-            transfers.push(t);
-            shape.push((coarse.n_rows, coarse.nnz()));
-            coarse_levels.push(coarse.clone());
-            current = coarse;
+            rest.push(t);
+            shape.push((MODES * coarse.n_brows, coarse.n_scalars()));
+            coarse_levels.push(coarse);
             b = b_coarse;
-            block = setup::MODES;
         }
-        let n = current.n_rows;
-        let mut dense = current.to_dense();
+        let mut dense = match coarse_levels.last() {
+            Some(c) => c.to_dense(),
+            None => fine.to_dense(),
+        };
+        let n = dense.nrows();
         let scale = dense.diagonal().amax().max(f64::MIN_POSITIVE);
         for i in 0..n {
             if dense[(i, i)] <= 0.0 && dense.row(i).amax() == 0.0 {
@@ -279,15 +291,15 @@ impl Amg {
             return;
         };
         self.last_error = None;
-        let stored = if transfers.is_empty() {
-            Stored::Direct {
+        let stored = match &first {
+            None => Stored::Direct {
                 chol,
                 rhs: DVector::zeros(n),
+            },
+            Some(t) if s.single_precision => {
+                Stored::F32(Hierarchy::new(t, &rest, &coarse_levels, chol))
             }
-        } else if s.single_precision {
-            Stored::F32(Hierarchy::new(&transfers, &coarse_levels, chol))
-        } else {
-            Stored::F64(Hierarchy::new(&transfers, &coarse_levels, chol))
+            Some(t) => Stored::F64(Hierarchy::new(t, &rest, &coarse_levels, chol)),
         };
         self.hierarchy = Some(Built { stored, shape });
     }

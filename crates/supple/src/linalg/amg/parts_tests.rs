@@ -4,7 +4,6 @@
 
 use super::block::Bsr;
 use super::coarse::CoarseLower;
-use super::csr::Csr;
 use super::finest::FinestLower;
 use super::{setup, smooth, Amg, AmgSettings, Merge};
 use crate::linalg::cg::Precond;
@@ -111,17 +110,16 @@ fn the_coarse_two_part_sweeps_are_gauss_seidel_in_the_parts_order() {
     let mesh = bar_mesh(cells);
     let fixed: Vec<bool> = mesh.positions.iter().map(|p| p.x == 0.0).collect();
     let near_null = setup::rigid_body_modes(fixed.len(), Some(&mesh.positions));
-    let fine = Csr::from_block(&a, &fixed);
-    let (_, coarse, _) =
-        setup::coarsen(&fine, 3, &near_null, 0.0, true, Merge::None).expect("a coarse level");
-    let bsr = Bsr::<6, 6, f64>::from_csr(&coarse, true);
+    let fine = Bsr::from_block_csr(&a, &fixed);
+    let (_, bsr, _) =
+        setup::coarsen(&fine, &near_null, 0.0, true, Merge::None).expect("a coarse level");
     let diag = smooth::diagonal_positions(&bsr);
-    let d_inv = smooth::diagonal_inverses::<6>(&coarse);
+    let d_inv = setup::block_diagonal_inverse(&bsr);
     let mut lower = CoarseLower::with_parts(&bsr, &diag, 2);
     let perm = lower.order().0.to_vec();
     assert_two_parts(&perm, lower.order().1);
-    let dense = coarse.to_dense();
-    let m = coarse.n_rows;
+    let dense = bsr.to_dense();
+    let m = 6 * bsr.n_brows;
     let vec_of = |seed: usize| -> Vec<f64> {
         (0..m)
             .map(|i| ((i * 37 + seed * 11) % 13) as f64 - 6.0)

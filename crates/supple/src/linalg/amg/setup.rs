@@ -13,7 +13,8 @@
 //! aggregate) gives a zero column of `T`, hence a decoupled zero dof on the coarse level,
 //! which the smoothers skip and the coarsest solve pins to zero.
 
-use super::csr::Csr;
+use super::block::Bsr;
+use super::product;
 use nalgebra::{DMatrix, Vector3};
 
 /// Columns of the near-null space (rigid-body modes).
@@ -57,57 +58,44 @@ pub enum Merge {
     Neighbourhoods,
 }
 
-/// One coarsening step: level `l`'s prolongator `P` and restriction `R = Pᵀ`.
+/// One coarsening step from a level of `B`-dof nodes: its prolongator `P` (`B × 6` blocks,
+/// node × aggregate) and restriction `R = Pᵀ`.
 #[derive(Debug, Clone)]
-pub struct Transfer {
-    pub p: Csr,
-    pub r: Csr,
+pub struct Transfer<const B: usize> {
+    pub p: Bsr<B, MODES, f64>,
+    pub r: Bsr<MODES, B, f64>,
 }
 
-/// The strong neighbours of each node of `a` (nodes are `block` consecutive dofs), and which
-/// nodes are isolated (zero diagonal block: fixed vertices, or dropped coarse dofs).
-#[allow(clippy::needless_range_loop)] // node, row and block indices run together
-fn strength_graph(a: &Csr, block: usize, theta: f64) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
-    let nodes = a.n_rows / block;
-    let mut diag = vec![0.0; nodes];
-    let mut acc = vec![0.0; nodes];
-    let mut seen = vec![false; nodes];
-    let mut touched: Vec<usize> = Vec::new();
-    let mut block_norms: Vec<Vec<(u32, f64)>> = Vec::with_capacity(nodes);
-    for i in 0..nodes {
-        touched.clear();
-        for row in block * i..block * (i + 1) {
-            for k in a.row(row) {
-                let j = a.idx[k] as usize / block;
-                if !seen[j] {
-                    seen[j] = true;
-                    touched.push(j);
-                }
-                acc[j] += a.val[k] * a.val[k];
-            }
-        }
-        touched.sort_unstable();
-        let mut row = Vec::with_capacity(touched.len());
-        for &j in &touched {
-            let norm = acc[j].sqrt();
-            acc[j] = 0.0;
-            seen[j] = false;
-            if j == i {
-                diag[i] = norm;
-            } else {
-                row.push((j as u32, norm));
-            }
-        }
-        block_norms.push(row);
-    }
+/// The strong neighbours of each node of `a` (a block row), and which nodes are isolated
+/// (zero diagonal block: fixed vertices, or dropped coarse dofs). Norms are Frobenius norms
+/// of the blocks.
+fn strength_graph<const B: usize>(
+    a: &Bsr<B, B, f64>,
+    theta: f64,
+) -> (Vec<usize>, Vec<u32>, Vec<bool>) {
+    let nodes = a.n_brows;
+    let norm = |m: &[[f64; B]; B]| m.iter().flatten().map(|v| v * v).sum::<f64>().sqrt();
+    let row = |i: usize| a.ptr[i]..a.ptr[i + 1];
+    let diag: Vec<f64> = (0..nodes)
+        .map(|i| {
+            row(i)
+                .find(|&k| a.idx[k] as usize == i)
+                .map_or(0.0, |k| norm(&a.val[k]))
+        })
+        .collect();
     let isolated: Vec<bool> = diag.iter().map(|&d| d == 0.0).collect();
-    let mut ptr = vec![0usize];
-    let mut idx = Vec::new();
-    for (i, row) in block_norms.iter().enumerate() {
+    let mut ptr = Vec::with_capacity(nodes + 1);
+    ptr.push(0);
+    let mut idx = Vec::with_capacity(a.n_blocks());
+    for i in 0..nodes {
         if !isolated[i] {
-            for &(j, norm) in row {
-                let j = j as usize;
-                if !isolated[j] && norm * norm >= theta * theta * diag[i] * diag[j] {
+            for k in row(i) {
+                let j = a.idx[k] as usize;
+                if j == i || isolated[j] {
+                    continue;
+                }
+                let n = norm(&a.val[k]);
+                if n * n >= theta * theta * diag[i] * diag[j] {
                     idx.push(j as u32);
                 }
             }
@@ -225,26 +213,26 @@ fn pair_up(ptr: &[usize], idx: &[u32]) -> (Vec<u32>, usize) {
     (group, count as usize)
 }
 
-/// The tentative prolongator `T` (dofs × 6·aggregates) and the coarse near-null space
-/// (6·aggregates × 6), by a modified Gram–Schmidt QR of each aggregate's modes.
+/// The tentative prolongator `T` (one `B × 6` block per aggregated node, in its aggregate's
+/// column) and the coarse near-null space (6·aggregates × 6), by a modified Gram–Schmidt QR
+/// of each aggregate's modes.
 #[allow(clippy::needless_range_loop)] // the QR indexes Q's columns and R's rows together
-fn tentative(agg: &[u32], n_agg: usize, block: usize, b: &[f64]) -> (Csr, Vec<f64>) {
-    let n_dofs = agg.len() * block;
+fn tentative<const B: usize>(
+    agg: &[u32],
+    n_agg: usize,
+    b: &[f64],
+) -> (Bsr<B, MODES, f64>, Vec<f64>) {
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); n_agg];
     for (i, &g) in agg.iter().enumerate() {
         if g != u32::MAX {
             members[g as usize].push(i);
         }
     }
-    // Per dof: its (column, value) entries of T.
-    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); n_dofs];
+    let mut blocks = vec![[[0.0; MODES]; B]; agg.len()];
     let mut b_coarse = vec![0.0; n_agg * MODES * MODES];
     for (g, nodes) in members.iter().enumerate() {
-        let dofs: Vec<usize> = nodes
-            .iter()
-            .flat_map(|&i| block * i..block * (i + 1))
-            .collect();
-        let mut q = DMatrix::<f64>::from_fn(dofs.len(), MODES, |r, c| b[dofs[r] * MODES + c]);
+        let dof = |r: usize| B * nodes[r / B] + r % B;
+        let mut q = DMatrix::<f64>::from_fn(B * nodes.len(), MODES, |r, c| b[dof(r) * MODES + c]);
         let mut rm = [[0.0; MODES]; MODES];
         for c in 0..MODES {
             let norm0 = q.column(c).norm();
@@ -263,10 +251,10 @@ fn tentative(agg: &[u32], n_agg: usize, block: usize, b: &[f64]) -> (Csr, Vec<f6
                 rm[c][c] = norm;
             }
         }
-        for (r, &d) in dofs.iter().enumerate() {
-            for c in 0..MODES {
-                if q[(r, c)] != 0.0 {
-                    rows[d].push(((g * MODES + c) as u32, q[(r, c)]));
+        for (n, &i) in nodes.iter().enumerate() {
+            for r in 0..B {
+                for c in 0..MODES {
+                    blocks[i][r][c] = q[(B * n + r, c)];
                 }
             }
         }
@@ -276,73 +264,51 @@ fn tentative(agg: &[u32], n_agg: usize, block: usize, b: &[f64]) -> (Csr, Vec<f6
             }
         }
     }
-    let mut t = Csr {
-        n_rows: n_dofs,
-        n_cols: n_agg * MODES,
-        ptr: vec![0],
-        ..Default::default()
-    };
-    for row in rows {
-        for (j, v) in row {
-            t.idx.push(j);
-            t.val.push(v);
+    let mut t = Bsr::with_capacity(agg.len(), n_agg, agg.len());
+    for (i, &g) in agg.iter().enumerate() {
+        if g != u32::MAX {
+            t.idx.push(g);
+            t.val.push(blocks[i]);
         }
-        t.ptr.push(t.idx.len());
+        t.push_row();
     }
     (t, b_coarse)
 }
 
-/// The block-diagonal inverse `D⁻¹` of `a` (blocks of `block` dofs) as a matrix. Zero dofs
-/// stay zero; a block that is not positive definite falls back to its inverted diagonal.
-pub fn block_diagonal_inverse(a: &Csr, block: usize) -> Csr {
-    let nodes = a.n_rows / block;
-    let mut out = Csr {
-        n_rows: a.n_rows,
-        n_cols: a.n_cols,
-        ptr: vec![0],
-        ..Default::default()
-    };
-    for i in 0..nodes {
-        let base = block * i;
-        let mut d = DMatrix::<f64>::zeros(block, block);
-        for r in 0..block {
-            for k in a.row(base + r) {
-                let j = a.idx[k] as usize;
-                if (base..base + block).contains(&j) {
-                    d[(r, j - base)] += a.val[k];
-                }
+/// The inverse of each diagonal block of `a`. Zero dofs (a diagonal entry ≤ 0: fixed, or a
+/// dropped mode) get zero rows and columns; a block that is not positive definite falls back
+/// to its inverted diagonal.
+pub fn block_diagonal_inverse<const B: usize>(a: &Bsr<B, B, f64>) -> Vec<[[f64; B]; B]> {
+    (0..a.n_brows)
+        .map(|i| {
+            let k = (a.ptr[i]..a.ptr[i + 1]).find(|&k| a.idx[k] as usize == i);
+            let mut d = DMatrix::<f64>::from_fn(B, B, |r, c| k.map_or(0.0, |k| a.val[k][r][c]));
+            let zero: Vec<bool> = (0..B).map(|r| d[(r, r)] <= 0.0).collect();
+            for r in (0..B).filter(|&r| zero[r]) {
+                d.row_mut(r).fill(0.0);
+                d.column_mut(r).fill(0.0);
+                d[(r, r)] = 1.0;
             }
-        }
-        let zero: Vec<bool> = (0..block).map(|r| d[(r, r)] <= 0.0).collect();
-        for r in (0..block).filter(|&r| zero[r]) {
-            d.row_mut(r).fill(0.0);
-            d.column_mut(r).fill(0.0);
-            d[(r, r)] = 1.0;
-        }
-        let inv = d
-            .clone()
-            .cholesky()
-            .map(|c| c.inverse())
-            .unwrap_or_else(|| {
-                DMatrix::from_diagonal(&d.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
-            });
-        for r in 0..block {
-            for c in 0..block {
-                if !zero[r] && !zero[c] && inv[(r, c)] != 0.0 {
-                    out.idx.push((base + c) as u32);
-                    out.val.push(inv[(r, c)]);
-                }
-            }
-            out.ptr.push(out.idx.len());
-        }
-    }
-    out
+            let inv = d
+                .clone()
+                .cholesky()
+                .map(|c| c.inverse())
+                .unwrap_or_else(|| {
+                    DMatrix::from_diagonal(
+                        &d.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }),
+                    )
+                });
+            std::array::from_fn(|r| {
+                std::array::from_fn(|c| if zero[r] || zero[c] { 0.0 } else { inv[(r, c)] })
+            })
+        })
+        .collect()
 }
 
 /// An upper estimate of the spectral radius of `D⁻¹ A` by 20 power iterations from a fixed
 /// start vector (deterministic), times 1.1.
-fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
-    let n = a.n_rows;
+fn spectral_radius<const B: usize>(a: &Bsr<B, B, f64>, d_inv: &[[[f64; B]; B]]) -> f64 {
+    let n = B * a.n_brows;
     let mut x: Vec<f64> = (0..n)
         .map(|i| 1.0 + 0.37 * ((i * 7919) % 101) as f64 / 101.0)
         .collect();
@@ -354,7 +320,11 @@ fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
             break;
         }
         a.mul_vec(&x, &mut ax);
-        d_inv.mul_vec(&ax, &mut y);
+        for ((yi, ai), m) in y.chunks_exact_mut(B).zip(ax.chunks_exact(B)).zip(d_inv) {
+            for r in 0..B {
+                yi[r] = (0..B).map(|c| m[r][c] * ai[c]).sum();
+            }
+        }
         let yn = y.iter().map(|v| v * v).sum::<f64>().sqrt();
         lambda = yn / xn;
         x.iter_mut()
@@ -364,38 +334,38 @@ fn spectral_radius(a: &Csr, d_inv: &Csr) -> f64 {
     1.1 * lambda
 }
 
-/// One coarsening step of `a` (nodes of `block` dofs, near-null space `b`, `rows × 6`):
-/// the transfer, the coarse operator `Pᵀ A P` and the coarse near-null space, or None when nothing coarsens (no strong
-/// connection left, or the coarse level would not be smaller).
-pub fn coarsen(
-    a: &Csr,
-    block: usize,
+/// One coarsening step of `a` (nodes of `B` dofs, near-null space `b`, `rows × 6`): the
+/// transfer, the coarse operator `Pᵀ A P` (every diagonal block stored) and the coarse
+/// near-null space, or None when nothing coarsens (no strong connection left, or the coarse
+/// level would not be smaller).
+pub fn coarsen<const B: usize>(
+    a: &Bsr<B, B, f64>,
     b: &[f64],
     theta: f64,
     smoothed: bool,
     merge: Merge,
-) -> Option<(Transfer, Csr, Vec<f64>)> {
-    let (ptr, idx, isolated) = strength_graph(a, block, theta);
+) -> Option<(Transfer<B>, Bsr<MODES, MODES, f64>, Vec<f64>)> {
+    let (ptr, idx, isolated) = strength_graph(a, theta);
     let (mut agg, mut n_agg) = aggregate(&ptr, &idx, &isolated);
     match merge {
         Merge::None => {}
         Merge::Pairs => (agg, n_agg) = aggregate_again(&ptr, &idx, &agg, n_agg, true),
         Merge::Neighbourhoods => (agg, n_agg) = aggregate_again(&ptr, &idx, &agg, n_agg, false),
     }
-    if n_agg == 0 || n_agg * MODES >= a.n_rows {
+    if n_agg == 0 || n_agg * MODES >= B * a.n_brows {
         return None;
     }
-    let (t, b_coarse) = tentative(&agg, n_agg, block, b);
+    let (t, b_coarse) = tentative::<B>(&agg, n_agg, b);
     // P = (I − ω D⁻¹ A) T with ω = 4 / (3 ρ(D⁻¹A)) (Vaněk et al. 1996, eq. 3.6).
     let p = if smoothed {
-        let d_inv = block_diagonal_inverse(a, block);
+        let d_inv = block_diagonal_inverse(a);
         let omega = 4.0 / (3.0 * spectral_radius(a, &d_inv).max(f64::MIN_POSITIVE));
-        t.add_scaled(-omega, &d_inv.mul(&a.mul(&t)))
+        product::smoothed_prolongator(a, &t, &d_inv, omega)
     } else {
         t
     };
     let r = p.transpose();
-    let coarse = r.mul(&a.mul(&p));
+    let coarse = product::mul(&r, &product::mul(a, &p)).with_diagonal();
     Some((Transfer { p, r }, coarse, b_coarse))
 }
 
@@ -413,7 +383,7 @@ mod tests {
         let agg: Vec<u32> = (0..12)
             .map(|i| [0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2][i])
             .collect();
-        let (t, bc) = tentative(&agg, 3, 3, &b);
+        let (t, bc) = tentative::<3>(&agg, 3, &b);
         let bc = DMatrix::from_row_slice(18, MODES, &bc);
         let tb = t.to_dense() * bc;
         let b = DMatrix::from_row_slice(36, MODES, &b);
@@ -423,5 +393,27 @@ mod tests {
         let nonzero = tt.diagonal().iter().filter(|&&v| v > 0.5).count();
         assert!((tt.clone() - DMatrix::from_diagonal(&tt.diagonal())).norm() < 1e-12);
         assert!(nonzero >= 17, "{nonzero}");
+    }
+
+    /// The coarse operator is the Galerkin product `Pᵀ A P` of the fine one, `R = Pᵀ`, and
+    /// the fixed vertices' rows of `P` are empty.
+    #[test]
+    fn the_coarse_operator_is_the_galerkin_product() {
+        use crate::linalg::test_support::{bar_mesh, bar_system};
+        let cells = [8, 3, 3];
+        let (a, _) = bar_system(cells);
+        let mesh = bar_mesh(cells);
+        let fixed: Vec<bool> = mesh.positions.iter().map(|p| p.x == 0.0).collect();
+        let fine = Bsr::from_block_csr(&a, &fixed);
+        let modes = rigid_body_modes(fixed.len(), Some(&mesh.positions));
+        let (tr, coarse, _) = coarsen::<3>(&fine, &modes, 0.0, true, Merge::None).expect("coarse");
+        let (p, ad) = (tr.p.to_dense(), fine.to_dense());
+        assert_eq!(tr.r.to_dense(), p.transpose());
+        let want = p.transpose() * &ad * &p;
+        assert!((coarse.to_dense() - &want).norm() <= 1e-12 * want.norm());
+        assert!(coarse.n_brows < fine.n_brows / 4, "{}", coarse.n_brows);
+        for (i, &f) in fixed.iter().enumerate() {
+            assert!(!f || tr.p.ptr[i] == tr.p.ptr[i + 1], "vertex {i}");
+        }
     }
 }

@@ -28,7 +28,6 @@
 //! matrices.
 
 use super::block::{Bsr, Real};
-use super::csr::Csr;
 use crate::linalg::BlockPattern;
 use nalgebra::{Matrix3, Vector3};
 
@@ -147,18 +146,4 @@ pub fn diagonal_positions<const B: usize, T: Real>(a: &Bsr<B, B, T>) -> Vec<usiz
             a.ptr[i] + k
         })
         .collect()
-}
-
-/// The inverse of each diagonal block of the scalar level `a` (`B`-dof nodes), as
-/// `setup::block_diagonal_inverse` makes it: zero dofs get zero rows and columns, a block
-/// that is not positive definite its inverted diagonal.
-pub fn diagonal_inverses<const B: usize>(a: &Csr) -> Vec<[[f64; B]; B]> {
-    let inv = super::setup::block_diagonal_inverse(a, B);
-    let mut out = vec![[[0.0; B]; B]; a.n_rows / B];
-    for row in 0..inv.n_rows {
-        for k in inv.row(row) {
-            out[row / B][row % B][inv.idx[k] as usize % B] = inv.val[k];
-        }
-    }
-    out
 }
