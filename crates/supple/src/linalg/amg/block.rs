@@ -123,6 +123,17 @@ impl<const R: usize, const C: usize, T: Real> Bsr<R, C, T> {
         }
     }
 
+    /// Scalar entries whose value is not zero: a level's size in [`super::AmgInfo`] and the
+    /// operator complexity (a mode that is dependent on an aggregate, or absent, as the
+    /// rotations are without positions, gives stored zero rows and columns that are not
+    /// counted).
+    pub fn n_nonzeros(&self) -> usize {
+        self.val
+            .iter()
+            .map(|m| m.iter().flatten().filter(|v| v.get() != 0.0).count())
+            .sum()
+    }
+
     /// Dense copy (the coarsest level and tests).
     pub fn to_dense(&self) -> nalgebra::DMatrix<f64> {
         let mut d = nalgebra::DMatrix::zeros(R * self.n_brows, C * self.n_bcols);
@@ -294,6 +305,7 @@ mod tests {
         let b66 = Bsr::<6, 6, f64>::from_dense(&d);
         assert_eq!(b36.to_dense(), d);
         assert_eq!(b66.to_dense(), d);
+        assert_eq!(b66.n_nonzeros(), d.iter().filter(|&&v| v != 0.0).count());
         assert_eq!(b36.transpose().to_dense(), d.transpose());
         let mut y = vec![0.0; 12];
         b36.mul_vec(&x, &mut y);

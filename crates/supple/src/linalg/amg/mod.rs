@@ -128,8 +128,8 @@ enum Stored {
 #[derive(Debug, Clone)]
 struct Built {
     stored: Stored,
-    /// `(rows, nonzeros)` of every level on the free vertices, finest first (scalar counts
-    /// of the setup's matrices).
+    /// `(rows, nonzeros)` of every level on the free vertices, finest first (scalar counts:
+    /// the finest matrix's stored entries, the coarse operators' nonzero values).
     shape: Vec<(usize, usize)>,
 }
 
@@ -256,7 +256,7 @@ impl Amg {
                 setup::coarsen(&fine, &b, s.strength_threshold, s.smoothed, s.first_merge)
             {
                 first = Some(t);
-                shape.push((MODES * coarse.n_brows, coarse.n_scalars()));
+                shape.push((MODES * coarse.n_brows, coarse.n_nonzeros()));
                 coarse_levels.push(coarse);
                 b = b_coarse;
             }
@@ -271,7 +271,7 @@ impl Amg {
                 break;
             };
             rest.push(t);
-            shape.push((MODES * coarse.n_brows, coarse.n_scalars()));
+            shape.push((MODES * coarse.n_brows, coarse.n_nonzeros()));
             coarse_levels.push(coarse);
             b = b_coarse;
         }
