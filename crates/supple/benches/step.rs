@@ -120,6 +120,115 @@ fn spmv(c: &mut Criterion) {
     });
 }
 
+/// Symmetric half storage (issue 43, *fewer bytes*): the diagonal and upper blocks of a
+/// tangent, row by row, and its product, each stored block used for `y_i += A_ij x_j` and
+/// `y_j += A_ijᵀ x_i`. A variant measured against [`BlockCsr::mul_vec`] here and not in the
+/// library (docs/experiments/performance.md, *Tried and not kept*).
+struct Upper {
+    ptr: Vec<usize>,
+    cols: Vec<u32>,
+    vals: Vec<Matrix3<f64>>,
+}
+
+impl Upper {
+    fn new(k: &BlockCsr) -> Self {
+        let p = &*k.pattern;
+        let mut out = Upper {
+            ptr: vec![0],
+            cols: Vec::new(),
+            vals: Vec::new(),
+        };
+        out.refresh(k);
+        for i in 0..p.n_rows() {
+            let upper =
+                (p.row_ptr[i]..p.row_ptr[i + 1]).filter(|&s| p.cols[s as usize] as usize >= i);
+            out.ptr.push(out.ptr[i] + upper.count());
+        }
+        out
+    }
+
+    /// The upper blocks copied from `k` (what a changed matrix costs each step).
+    fn refresh(&mut self, k: &BlockCsr) {
+        let p = &*k.pattern;
+        self.cols.clear();
+        self.vals.clear();
+        for i in 0..p.n_rows() {
+            for s in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
+                if p.cols[s] as usize >= i {
+                    self.cols.push(p.cols[s]);
+                    self.vals.push(k.values[s]);
+                }
+            }
+        }
+    }
+
+    fn mul_vec(&self, x: &[Vector3<f64>], y: &mut [Vector3<f64>]) {
+        y.fill(Vector3::zeros());
+        for i in 0..x.len() {
+            let xi = x[i];
+            let mut acc = Vector3::zeros();
+            for s in self.ptr[i]..self.ptr[i + 1] {
+                let (j, a) = (self.cols[s] as usize, &self.vals[s]);
+                acc += a * x[j];
+                if j != i {
+                    y[j] += a.tr_mul(&xi);
+                }
+            }
+            y[i] += acc;
+        }
+    }
+}
+
+/// One thread: the full-storage product against the half-storage one, and the half copy's
+/// refresh, on the 20k and 160k bars' tangents.
+fn spmv_half(c: &mut Criterion) {
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let mut g = c.benchmark_group("spmv_half");
+    for (name, cells) in [("20k", [40, 10, 10]), ("160k", [80, 20, 20])] {
+        let mesh = box_grid(&BoxGrid {
+            cells,
+            cell_size: Vector3::repeat(1.0 / cells[0] as f64),
+            origin: Vector3::zeros(),
+            split: TetSplit::Five,
+        });
+        let desc = BodyDesc::new("bar", mesh, ModelKind::Linear, 1e6, 0.33, 1000.0);
+        let b = Body::new(desc).expect("valid bar");
+        let mut k = BlockCsr::zeros(b.elems.pattern.clone());
+        b.model.add_tangent(&b.elems, &b.x, 1.0, &mut k);
+        let n = b.n_vertices();
+        let x: Vec<_> = (0..n)
+            .map(|i| Vector3::new(1.0, (i % 7) as f64, 0.25))
+            .collect();
+        let mut y = vec![Vector3::zeros(); n];
+        let mut upper = Upper::new(&k);
+        let mut z = vec![Vector3::zeros(); n];
+        k.mul_vec(&x, &mut y);
+        upper.mul_vec(&x, &mut z);
+        let err = y
+            .iter()
+            .zip(&z)
+            .map(|(p, q)| (p - q).norm())
+            .fold(0.0, f64::max);
+        assert!(
+            err <= 1e-9 * y.iter().map(|v| v.norm()).fold(0.0, f64::max),
+            "{err}"
+        );
+        g.bench_function(BenchmarkId::new("full", name), |bch| {
+            one.install(|| bch.iter(|| k.mul_vec(black_box(&x), &mut y)))
+        });
+        g.bench_function(BenchmarkId::new("half", name), |bch| {
+            bch.iter(|| upper.mul_vec(black_box(&x), &mut z))
+        });
+        g.bench_function(BenchmarkId::new("half_refresh", name), |bch| {
+            bch.iter(|| upper.refresh(black_box(&k)))
+        });
+    }
+    g.finish();
+}
+
 /// The corotational tangent's assembly on the 20k bar (the model's: gathered slot by slot,
 /// `fem::gathered`) beside the same matrix by the element loop (`add_rotated_linear_blocks`
 /// scattered per element, the assembly before session 20) and the gather alone, and the
@@ -173,5 +282,5 @@ fn assembly(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, steps, rotations, spmv, assembly);
+criterion_group!(benches, steps, rotations, spmv, spmv_half, assembly);
 criterion_main!(benches);
