@@ -24,6 +24,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use supple::contact::{ipc::IpcSettings, Response};
 use supple::fem::material::{
     CorotationalSettings, CorotationalTangent, ModelKind, RotationField, RotationMethod,
 };
@@ -43,6 +44,30 @@ pub struct StressArgs {
     /// Print no progress lines and no table.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Contact response of every case with contact: `auto` (the scenes' own: the coupled
+    /// IPC step with backward Euler), `ipc` or `projection` (the response the matrix was
+    /// first measured with, before IPC became the default).
+    #[arg(long, value_enum, default_value_t = ResponseArg::Auto)]
+    pub response: ResponseArg,
+}
+
+/// The contact response a stress run forces (see [`StressArgs::response`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ResponseArg {
+    Auto,
+    Ipc,
+    Projection,
+}
+
+impl ResponseArg {
+    /// The response set on every case scene that has contact (`None`: keep the scene's).
+    fn response(self) -> Option<Response> {
+        match self {
+            Self::Auto => None,
+            Self::Ipc => Some(Response::Ipc(IpcSettings::default())),
+            Self::Projection => Some(Response::Projection),
+        }
+    }
 }
 
 /// The models of the matrix, by the name the tables use.
@@ -394,7 +419,14 @@ pub fn stress(args: StressArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("out/stress"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let cases = cases(&args.scenes, args.quick)?;
+    let mut cases = cases(&args.scenes, args.quick)?;
+    if let Some(response) = args.response.response() {
+        for case in &mut cases {
+            if let Some(c) = case.scene.contact.as_mut() {
+                c.response = response;
+            }
+        }
+    }
     let dts_ms: &[f64] = if args.quick { &[10.0] } else { &[10.0, 2.0] };
     let models = models();
     let total = cases.len() * models.len() * dts_ms.len();
@@ -419,7 +451,10 @@ pub fn stress(args: StressArgs) -> Result<()> {
     }
     let wall_s = start.elapsed().as_secs_f64();
     std::fs::write(out.join("runs.csv"), report::csv(&rows))?;
-    let table = report::table(&cases, &models, dts_ms, &rows, args.quick, wall_s);
+    let response = format!("{:?}", args.response).to_lowercase();
+    let table = report::table(
+        &cases, &models, dts_ms, &rows, args.quick, &response, wall_s,
+    );
     std::fs::write(out.join("table.md"), &table)?;
     if !args.quiet {
         println!("{table}");

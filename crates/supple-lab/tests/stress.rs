@@ -71,6 +71,11 @@ fn quick_matrix_writes_table_and_runs() {
         std::str::from_utf8(&output.stdout).unwrap().trim(),
         table.trim()
     );
+    // The response forced on the cases (none: the scenes' own) is in the title.
+    assert!(
+        table.starts_with("# supple experiment stress --quick --response auto "),
+        "{table}"
+    );
     // One table per case: a header, a rule and one row per model, two columns each.
     assert_eq!(table.matches("| model | dt = 10 ms |").count(), 3);
     let rows: Vec<_> = table

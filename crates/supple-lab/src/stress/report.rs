@@ -205,12 +205,13 @@ pub(crate) fn table(
     dts_ms: &[f64],
     rows: &[Row],
     quick: bool,
+    response: &str,
     wall_s: f64,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# supple experiment stress{} (issue 12: survive impacts and crushing)\n",
+        "# supple experiment stress{} --response {response} (issue 12: survive impacts and crushing)\n",
         if quick { " --quick" } else { "" }
     );
     let _ = writeln!(

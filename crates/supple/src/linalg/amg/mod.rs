@@ -4,7 +4,9 @@
 //! **Hierarchy** (`setup`): aggregates of strongly connected vertices, six coarse dofs per
 //! aggregate from the rigid-body modes of the rest positions, prolongator smoothed by one
 //! damped Jacobi step, Galerkin coarse operators `Pᵀ A P`, down to at most
-//! [`AmgSettings::max_coarse`] dofs, which a dense Cholesky factorization solves.
+//! [`AmgSettings::max_coarse`] dofs, which a dense Cholesky factorization solves. The
+//! set-up's products are block products (`product`: `3 × 3` and `6 × 6` operator blocks,
+//! `3 × 6` and `6 × 6` transfer blocks), parallel over block rows.
 //!
 //! **V-cycle**: on the finest level, a forward block Gauss–Seidel sweep on the current
 //! matrix in natural vertex order (with [`AmgSettings::single_precision_finest`], the
