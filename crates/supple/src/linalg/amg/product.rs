@@ -135,28 +135,48 @@ fn rowwise<const R: usize, const C: usize>(
     }
 }
 
+/// Marks the block columns of row `i` of `a · b` (the pattern pass of [`rowwise`]).
+fn product_columns<const R: usize, const K: usize, const C: usize>(
+    a: &Bsr<R, K, f64>,
+    b: &Bsr<K, C, f64>,
+    i: usize,
+    mark: &mut dyn FnMut(usize),
+) {
+    for &j in &a.idx[a.ptr[i]..a.ptr[i + 1]] {
+        let j = j as usize;
+        b.idx[b.ptr[j]..b.ptr[j + 1]]
+            .iter()
+            .for_each(|&g| mark(g as usize));
+    }
+}
+
+/// Accumulates row `i` of `a · b`, its blocks summed in storage order.
+fn add_product_row<const R: usize, const K: usize, const C: usize>(
+    a: &Bsr<R, K, f64>,
+    b: &Bsr<K, C, f64>,
+    i: usize,
+    acc: &mut Accumulator<R, C>,
+) {
+    for k in a.ptr[i]..a.ptr[i + 1] {
+        let (m, j) = (&a.val[k], a.idx[k] as usize);
+        for l in b.ptr[j]..b.ptr[j + 1] {
+            mul_add(m, &b.val[l], acc.at(b.idx[l] as usize));
+        }
+    }
+}
+
 /// `a · b` (Gustavson by block rows, parallel over tasks of block rows).
 pub fn mul<const R: usize, const K: usize, const C: usize>(
     a: &Bsr<R, K, f64>,
     b: &Bsr<K, C, f64>,
 ) -> Bsr<R, C, f64> {
     assert_eq!(a.n_bcols, b.n_brows, "inner dimensions");
-    let columns = |i: usize, mark: &mut dyn FnMut(usize)| {
-        for &j in &a.idx[a.ptr[i]..a.ptr[i + 1]] {
-            let j = j as usize;
-            b.idx[b.ptr[j]..b.ptr[j + 1]]
-                .iter()
-                .for_each(|&g| mark(g as usize));
-        }
-    };
-    rowwise(a.n_brows, b.n_bcols, columns, |i, acc| {
-        for k in a.ptr[i]..a.ptr[i + 1] {
-            let (m, j) = (&a.val[k], a.idx[k] as usize);
-            for l in b.ptr[j]..b.ptr[j + 1] {
-                mul_add(m, &b.val[l], acc.at(b.idx[l] as usize));
-            }
-        }
-    })
+    rowwise(
+        a.n_brows,
+        b.n_bcols,
+        |i, mark| product_columns(a, b, i, mark),
+        |i, acc| add_product_row(a, b, i, acc),
+    )
 }
 
 /// The smoothed prolongator `P = T − ω D⁻¹ A T` (Vaněk et al. 1996, eq. 3.6) in one pass:
@@ -170,20 +190,13 @@ pub fn smoothed_prolongator<const B: usize, const C: usize>(
 ) -> Bsr<B, C, f64> {
     assert_eq!(a.n_bcols, t.n_brows, "inner dimensions");
     let columns = |i: usize, mark: &mut dyn FnMut(usize)| {
-        for &j in a.idx[a.ptr[i]..a.ptr[i + 1]].iter().chain(&[i as u32]) {
-            let j = j as usize;
-            t.idx[t.ptr[j]..t.ptr[j + 1]]
-                .iter()
-                .for_each(|&g| mark(g as usize));
-        }
+        product_columns(a, t, i, mark);
+        t.idx[t.ptr[i]..t.ptr[i + 1]]
+            .iter()
+            .for_each(|&g| mark(g as usize));
     };
     rowwise(a.n_brows, t.n_bcols, columns, |i, acc| {
-        for k in a.ptr[i]..a.ptr[i + 1] {
-            let (m, j) = (&a.val[k], a.idx[k] as usize);
-            for l in t.ptr[j]..t.ptr[j + 1] {
-                mul_add(m, &t.val[l], acc.at(t.idx[l] as usize));
-            }
-        }
+        add_product_row(a, t, i, acc);
         let mut scaled = d_inv[i];
         scaled.iter_mut().flatten().for_each(|v| *v *= -omega);
         for n in 0..acc.touched.len() {
