@@ -49,6 +49,10 @@ pub struct StressArgs {
     /// first measured with, before IPC became the default).
     #[arg(long, value_enum, default_value_t = ResponseArg::Auto)]
     pub response: ResponseArg,
+    /// Run only these cases (comma-separated names: tube_1g, tube_10g, throw_10, throw_30,
+    /// crush, bar_200g; default: all of the matrix, or of `--quick`'s).
+    #[arg(long, value_delimiter = ',')]
+    pub cases: Vec<String>,
 }
 
 /// The contact response a stress run forces (see [`StressArgs::response`]).
@@ -420,6 +424,16 @@ pub fn stress(args: StressArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from("out/stress"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut cases = cases(&args.scenes, args.quick)?;
+    if !args.cases.is_empty() {
+        if let Some(unknown) = (args.cases.iter()).find(|n| !cases.iter().any(|c| c.name == **n)) {
+            let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
+            anyhow::bail!(
+                "--cases: no case `{unknown}` in this matrix (its cases: {})",
+                names.join(", ")
+            );
+        }
+        cases.retain(|c| args.cases.iter().any(|n| n == c.name));
+    }
     if let Some(response) = args.response.response() {
         for case in &mut cases {
             if let Some(c) = case.scene.contact.as_mut() {
@@ -452,9 +466,14 @@ pub fn stress(args: StressArgs) -> Result<()> {
     let wall_s = start.elapsed().as_secs_f64();
     std::fs::write(out.join("runs.csv"), report::csv(&rows))?;
     let response = format!("{:?}", args.response).to_lowercase();
-    let table = report::table(
-        &cases, &models, dts_ms, &rows, args.quick, &response, wall_s,
-    );
+    let mut flags = String::new();
+    if args.quick {
+        flags.push_str(" --quick");
+    }
+    if !args.cases.is_empty() {
+        flags.push_str(&format!(" --cases {}", args.cases.join(",")));
+    }
+    let table = report::table(&cases, &models, dts_ms, &rows, &flags, &response, wall_s);
     std::fs::write(out.join("table.md"), &table)?;
     if !args.quiet {
         println!("{table}");

@@ -204,15 +204,14 @@ pub(crate) fn table(
     models: &[(&'static str, ModelKind)],
     dts_ms: &[f64],
     rows: &[Row],
-    quick: bool,
+    flags: &str,
     response: &str,
     wall_s: f64,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "# supple experiment stress{} --response {response} (issue 12: survive impacts and crushing)\n",
-        if quick { " --quick" } else { "" }
+        "# supple experiment stress{flags} --response {response} (issue 12: survive impacts and crushing)\n",
     );
     let _ = writeln!(
         s,

@@ -40,7 +40,9 @@ use super::IpcSettings;
 use crate::body::Body;
 use crate::clock::Instant;
 use crate::contact::broad::BroadPhaseKind;
-use crate::fem::feasible::{inverts_an_element, max_feasible_step, max_step_keeping_positive};
+use crate::fem::feasible::{
+    crushed_below_half_floor, inverts_an_element, max_feasible_step, max_step_keeping_positive,
+};
 use crate::linalg::{par, BlockCsr, BlockPattern, Pcg};
 use crate::time::system::{zero_fixed, System};
 use crate::time::{BodyInputs, StepStats};
@@ -136,6 +138,9 @@ pub struct IpcStep {
     offsets: Vec<usize>,
     partials: Vec<f64>,
     tet_partials: Vec<Vec<f64>>,
+    /// Per body, the elements the inversion cap leaves free in this step (those crushed below
+    /// half its floor at the step's start: [`crushed_below_half_floor`]).
+    free_tets: Vec<Vec<bool>>,
     /// `d̂` (m), the island's rest bounding-box diagonal (m), `ε_v` (m/s).
     pub dhat: f64,
     pub length: f64,
@@ -202,6 +207,7 @@ impl IpcStep {
                 .iter()
                 .map(|b| vec![0.0; par::n_chunks(b.elems.len())])
                 .collect(),
+            free_tets: bodies.iter().map(|b| vec![false; b.elems.len()]).collect(),
             dhat,
             length,
             eps_v,
@@ -279,6 +285,11 @@ impl IpcStep {
         // state: the step's velocities are still measured from xⁿ).
         self.x_t.copy_from_slice(&self.x0);
         let carried = self.carry_with_obstacles(obstacles)?;
+        for (b, body) in bodies.iter().enumerate() {
+            if !body.model.needs_positive_volume() {
+                crushed_below_half_floor(&body.elems, &self.x_t[range(b)], &mut self.free_tets[b]);
+            }
+        }
         // The start state must be feasible; friction is lagged from it.
         self.update_set(false, obstacles)
             .map_err(|p| IpcFailure::Infeasible(self.describe(&p)))?;
@@ -524,7 +535,8 @@ impl IpcStep {
             let c = if body.model.needs_positive_volume() {
                 max_feasible_step(&body.elems, x, dx, 1.0, partials)
             } else {
-                max_step_keeping_positive(&body.elems, x, dx, 1.0, partials)
+                let free = &self.free_tets[b];
+                max_step_keeping_positive(&body.elems, x, dx, 1.0, partials, free)
             };
             if c.is_finite() {
                 t = t.min(FEASIBLE_FRACTION * c);
