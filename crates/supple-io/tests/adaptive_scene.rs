@@ -154,21 +154,22 @@ fn bunny_levels_from_tetgen_files_load_build_and_refine_under_the_tool() {
         "the base is held on every level"
     );
     // The files are the isosurface stuffing of bunny.obj at spacings 2, 1, 0.5 (the scene's
-    // header): the same scene stuffing its levels on load has the same meshes, bit for bit
-    // (the TetGen writer prints round-trip decimals), so the files are what they claim.
+    // header): the same scene stuffing its levels on load (and improving them, as the scene
+    // improves the files) has the same meshes, bit for bit (the TetGen writer prints
+    // round-trip decimals), so the files are what they claim.
     let text = std::fs::read_to_string(&path).unwrap();
     let stuffed = text
         .replace(
-            "{ kind = \"tetgen\", path = \"meshes/bunny_lod0\" }",
-            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 2.0 }",
+            "{ kind = \"tetgen\", path = \"meshes/bunny_lod0\", improve = true }",
+            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 2.0, improve = true }",
         )
         .replace(
-            "{ kind = \"tetgen\", path = \"meshes/bunny_lod1\" }",
-            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 1.0 }",
+            "{ kind = \"tetgen\", path = \"meshes/bunny_lod1\", improve = true }",
+            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 1.0, improve = true }",
         )
         .replace(
-            "{ kind = \"tetgen\", path = \"meshes/bunny_lod2\" }",
-            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 0.5 }",
+            "{ kind = \"tetgen\", path = \"meshes/bunny_lod2\", improve = true }",
+            "{ kind = \"surface\", path = \"meshes/bunny.obj\", spacing = 0.5, improve = true }",
         );
     assert!(!stuffed.contains("tetgen"));
     let from_surface = supple_io::parse_scene(&stuffed, &path).unwrap();
@@ -208,5 +209,29 @@ fn bunny_levels_from_tetgen_files_load_build_and_refine_under_the_tool() {
                 assert_eq!(st.d[i], nalgebra::Vector3::zeros());
             }
         }
+    }
+}
+
+/// `scenes/adaptive_bunny.toml` improves its stuffed levels at load (`improve = true`; Debunne
+/// et al. relax their meshes, §2.2.2 and §4.1): the smallest altitude, which bounds each
+/// level's explicit step, grows, and every level takes at most half the steps per frame that
+/// it takes on the files as they are.
+#[test]
+fn the_bunny_levels_improved_at_load_take_half_the_steps_per_frame() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes/adaptive_bunny.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches(", improve = true }").count(), 3);
+    let raw = supple_io::parse_scene(&text.replace(", improve = true }", " }"), &path).unwrap();
+    let steps = |scene: &supple_io::Scene| -> Vec<u64> {
+        let body = scene.build_adaptive().unwrap();
+        (0..3).map(|n| body.hierarchy.steps_per_frame(n)).collect()
+    };
+    let (improved, as_is) = (steps(&load_scene(&path).unwrap()), steps(&raw));
+    eprintln!("steps per frame: improved {improved:?}, as the files are {as_is:?}");
+    for n in 0..3 {
+        assert!(
+            2 * improved[n] <= as_is[n],
+            "level {n}: {improved:?} against {as_is:?}"
+        );
     }
 }
