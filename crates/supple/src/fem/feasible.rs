@@ -113,8 +113,8 @@ pub const J_FLOOR: f64 = 1e-3;
 /// the other linear-in-frame models, whose energy stays finite at `J = 0`): no Newton iterate
 /// may invert a further element, where a crash at a large step otherwise found a path through
 /// inverted states along which two tubes passed through each other (each crushed through
-/// itself), and ended valid with exit 0. It marks free the elements that start the step's
-/// iterations crushed below half the floor (see [`crushed_below_half_floor`]).
+/// itself), and ended valid with exit 0. The coupled step marks free the elements that start
+/// its iterations crushed below half the floor (see [`crushed_below_half_floor`]).
 pub fn max_step_keeping_positive(
     elems: &ElementSet,
     x: &[Vector3<f64>],
