@@ -111,3 +111,22 @@ fn quick_matrix_writes_table_and_runs() {
     assert_eq!(targets.len(), 5, "{table}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--cases` with a name the matrix does not have is refused before any run, naming the
+/// cases it has.
+#[test]
+fn an_unknown_case_is_refused_with_the_matrix_cases() {
+    let output = Command::new(env!("CARGO_BIN_EXE_supple-lab"))
+        .args(["stress", "--quick", "--cases", "tube_1g,crush", "--out"])
+        .arg(std::env::temp_dir().join(format!("supple-cli-test-{}-cases", std::process::id())))
+        .arg("--scenes")
+        .arg(repo().join("scenes"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    // The quick matrix has no crush.
+    assert!(stderr.contains("no case `crush`"), "{stderr}");
+    assert!(stderr.contains("tube_1g, throw_10, bar_200g"), "{stderr}");
+    assert!(!stderr.lines().any(|l| l.starts_with('[')), "{stderr}");
+}
