@@ -43,7 +43,11 @@ pub struct StepControl {
     /// retry; the smallest step is `dt / 2^max_halvings`).
     pub max_halvings: u32,
     /// Halvings allowed for a step whose only failure is an unconverged solve (at most
-    /// `max_halvings`).
+    /// `max_halvings`). Three (default): a head-on crash of two corotational tubes at
+    /// ±10 m/s and dt 20 ms kept 3 of its 20 steps unconverged at a quarter step and
+    /// converges at an eighth; the held crush of the stress matrix keeps fewer steps
+    /// unconverged for every model and runs faster than with two (a failed try of the coupled
+    /// contact step gives up within a few iterations once it stops moving).
     pub unconverged_halvings: u32,
     /// A body whose total volume leaves `[min, max]` × its rest volume has diverged.
     pub volume_range: [f64; 2],
@@ -73,7 +77,7 @@ impl Default for StepControl {
     fn default() -> Self {
         Self {
             max_halvings: 5,
-            unconverged_halvings: 2,
+            unconverged_halvings: 3,
             volume_range: [0.1, 10.0],
             // Half: a step that leaves more than half of a body's tets inverted has turned
             // it inside out, not folded it; it is retried with halving (which can avoid the

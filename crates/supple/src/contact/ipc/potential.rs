@@ -558,6 +558,70 @@ mod tests {
     use crate::contact::ipc::accd::{point_sdf_accd, AccdSettings};
     use crate::contact::{Obstacle, RigidPath, Shape};
 
+    /// Two cubes face to face, `gap` apart, moved by a step that leaves them `1e-9` m apart
+    /// (a head-on crash whose closing per step matches the gap, up to round-off). Their swept
+    /// boxes never meet, so without inflating them the CCD saw no pair, allowed the whole
+    /// step, and Newton started next to a barrier singularity it could not leave (every
+    /// further step was cut to 0). The boxes are inflated by `d̂`: the step is cut, and the
+    /// faces keep at least ACCD's tenth of the gap.
+    #[test]
+    fn ccd_cuts_a_step_that_brings_two_faces_within_rounding_of_each_other() {
+        use crate::body::{Body, BodyDesc};
+        use crate::fem::material::ModelKind;
+        use crate::mesh::{box_grid, BoxGrid, TetSplit};
+        let cube = |x: f64| {
+            let mesh = box_grid(&BoxGrid {
+                cells: [1, 1, 1],
+                cell_size: Vector3::repeat(0.1),
+                origin: Vector3::new(x, 0.0, 0.0),
+                split: TetSplit::Five,
+            });
+            Body::new(BodyDesc::new(
+                "cube",
+                mesh,
+                ModelKind::Linear,
+                1e5,
+                0.3,
+                1000.0,
+            ))
+            .unwrap()
+        };
+        let gap = 0.02;
+        let bodies = [cube(0.0), cube(0.1 + gap)];
+        let mesh = CollisionMesh::new(&bodies);
+        let pairing = Pairing {
+            self_collision: false,
+            body_collision: true,
+        };
+        let dhat = 1e-3;
+        for broad in [
+            BroadPhaseKind::BruteForce,
+            BroadPhaseKind::SweepAndPrune,
+            BroadPhaseKind::Bvh,
+        ] {
+            let mut set = ContactSet::new(&mesh, dhat, pairing, broad);
+            let mut x = vec![Vector3::zeros(); mesh.n_vertices()];
+            mesh.gather(&bodies, &mut x);
+            let half = 0.5 * (gap - 1e-9);
+            let dx: Vec<Vector3<f64>> = (0..x.len())
+                .map(|i| Vector3::new(if i < 8 { half } else { -half }, 0.0, 0.0))
+                .collect();
+            let obstacles = Obstacles {
+                list: &[],
+                time: 0.0,
+                start: 0.0,
+            };
+            let t = set.max_step(&mesh, &x, &dx, &obstacles);
+            let y: Vec<Vector3<f64>> = x.iter().zip(&dx).map(|(p, d)| p + t * d).collect();
+            set.update(&mesh, &y, &obstacles).unwrap();
+            assert!(
+                t < 1.0 && set.min_distance >= 0.1 * gap - 1e-12,
+                "{broad:?}: t = {t}, the faces end {} apart",
+                set.min_distance
+            );
+        }
+    }
+
     #[test]
     fn ccd_stops_a_point_before_a_capsule() {
         let rod = Obstacle {

@@ -25,7 +25,12 @@ impl ContactSet {
         obstacles: &Obstacles,
     ) -> f64 {
         let settings = AccdSettings::default();
-        self.fill_boxes(mesh, x, Some(dx), 0.0);
+        // The swept boxes are inflated by `d̂`: a pair left out then stays farther than `d̂`
+        // apart over the whole step (outside the barrier). Uninflated, two faces that the
+        // step brings exactly together (a head-on crash whose closing per step equals the
+        // gap) have boxes apart by a rounding error, escape the CCD, and land at 3·10⁻¹⁷ m,
+        // from where no Newton step can move.
+        self.fill_boxes(mesh, x, Some(dx), self.dhat);
         let mut t: f64 = 1.0;
         let pairing = self.pairing;
         let candidates = self.swept.update(&self.boxes);
