@@ -152,9 +152,11 @@ fn the_bar_thrown_onto_the_rod_ends_folded_through_itself_and_exits_3() {
 
 #[test]
 fn the_stvk_tube_drop_creates_energy_and_exits_3() {
-    // Issue 46: the St.Venant–Kirchhoff tube drop's total energy jumps from about the 31 J
-    // released to 16.7 kJ in one step; energy_rel_drift_max cannot see it, the largest rise
-    // per step relative to the energy scale does.
+    // Issue 46: the St.Venant–Kirchhoff tube drop's total energy jumps in one step from about
+    // the 31 J released (to 16.7 kJ when an unconverged step was halved at most twice; by
+    // 80 J, 47 % of the run's energy scale, with the default three halvings);
+    // energy_rel_drift_max cannot see it, the largest rise per step relative to the energy
+    // scale does.
     let stvk = ["model = \"warped\"=>model = \"stvk\""];
     // With the default response (IPC) no energy is created. St.Venant–Kirchhoff has no
     // resistance to inversion, so a few tets may end inside out at the landing (whether they
@@ -169,9 +171,11 @@ fn the_stvk_tube_drop_creates_energy_and_exits_3() {
     let (output, s) = run_modified("stvk_drop", "tube_drop.toml", &stvk, PROJECTION_ES);
     assert_eq!(output.status.code(), Some(3), "{s}");
     assert!(rules(&s).contains(&"energy_created"), "{s}");
+    // 0.48 of the scale in one step (the verdict's tolerance is 0.05), a scale the spike
+    // itself sets (168 J, five times the energy released).
     let rise = s["energy_rise_max"].as_f64().unwrap();
-    assert!(rise > 0.5, "{rise}");
-    assert!(s["energy_scale"].as_f64().unwrap() > 1e3);
+    assert!(rise > 0.25, "{rise}");
+    assert!(s["energy_scale"].as_f64().unwrap() > 100.0, "{s}");
     assert!(s["invalid_reason"]
         .as_str()
         .unwrap()
@@ -233,6 +237,6 @@ fn the_verdict_tolerances_are_scene_settings() {
         PROJECTION_ES,
     );
     assert_eq!(output.status.code(), Some(0), "{s}");
-    assert!(s["energy_rise_max"].as_f64().unwrap() > 0.5);
+    assert!(s["energy_rise_max"].as_f64().unwrap() > 0.25, "{s}");
     assert!(count(&s, "inverted_tets_end") > 0);
 }
