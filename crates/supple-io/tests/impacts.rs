@@ -136,7 +136,7 @@ fn head_on_tubes_at_10_m_s_each_end_valid_with_the_default_response() {
 /// line search's CCD (the swept boxes, 3·10⁻¹⁷ m apart, were no candidate pair), and from
 /// faces 3·10⁻¹⁷ m apart every Newton step was cut to zero: 700 Newton iterations per step,
 /// the tubes stopped dead, the run failed. Now the CCD sees the pair (swept boxes inflated by
-/// `d̂`), Newton stops at a zero cap, and a try whose iterations stop moving is given up early
+/// `d̂ / 10`), Newton stops at a zero cap, and a try whose iterations stop moving is given up early
 /// and halved: 4–5 iterations per step, and the crash ends valid.
 #[test]
 fn head_on_tubes_at_10_m_s_and_dt_1_ms_meet_without_stalling_newton() {

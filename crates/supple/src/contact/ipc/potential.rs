@@ -562,8 +562,8 @@ mod tests {
     /// (a head-on crash whose closing per step matches the gap, up to round-off). Their swept
     /// boxes never meet, so without inflating them the CCD saw no pair, allowed the whole
     /// step, and Newton started next to a barrier singularity it could not leave (every
-    /// further step was cut to 0). The boxes are inflated by `d̂`: the step is cut, and the
-    /// faces keep at least ACCD's tenth of the gap.
+    /// further step was cut to 0). The boxes are inflated by a tenth of `d̂`: the step is cut,
+    /// and the faces keep at least ACCD's tenth of the gap.
     #[test]
     fn ccd_cuts_a_step_that_brings_two_faces_within_rounding_of_each_other() {
         use crate::body::{Body, BodyDesc};
