@@ -92,6 +92,24 @@ pub fn for_each_mut<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync 
     }
 }
 
+/// Below this many items, [`for_each_mut_costly`] runs on the calling thread.
+pub const COSTLY_PAR_MIN: usize = 64;
+
+/// [`for_each_mut`] for items that cost microseconds each (a contact pair's projected
+/// Hessian, an eigendecomposition per item): in parallel from [`COSTLY_PAR_MIN`] items, in
+/// tasks of at least 16. Each item is written by its own call alone, so the result does not
+/// depend on the thread count.
+pub fn for_each_mut_costly<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync + Send) {
+    if out.len() < COSTLY_PAR_MIN {
+        out.iter_mut().enumerate().for_each(|(i, o)| body(i, o));
+    } else {
+        out.par_iter_mut()
+            .with_min_len(16)
+            .enumerate()
+            .for_each(|(i, o)| body(i, o));
+    }
+}
+
 /// A raw pointer that may be shared between threads. Used only where a graph colouring
 /// guarantees that concurrent writes go to disjoint locations (see `fem::elements`).
 #[derive(Clone, Copy)]

@@ -21,7 +21,7 @@ use super::mollifier::{
     edge_edge_cross_squarednorm, edge_edge_mollifier, edge_edge_mollifier_gradient,
     edge_edge_mollifier_hessian, edge_edge_mollifier_threshold,
 };
-use super::psd::project_psd12 as project_psd;
+use super::psd::project_psd12_translation_invariant as project_psd;
 use crate::contact::broad::{Aabb, BroadPhase, BroadPhaseKind};
 use crate::contact::Obstacle;
 use crate::linalg::par;
@@ -411,7 +411,7 @@ impl ContactSet {
         let mut stencils = std::mem::take(&mut self.stencils);
         stencils.resize(self.pairs.len(), Stencil::zero());
         let this = &*self;
-        par::for_each_mut(&mut stencils, |k, s| {
+        par::for_each_mut_costly(&mut stencils, |k, s| {
             *s = this.pair_stencil(&this.pairs[k], x, obstacles, hessians);
         });
         self.stencils = stencils;

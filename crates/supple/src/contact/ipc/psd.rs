@@ -2,7 +2,7 @@
 //! "Incremental Potential Contact", §4.1: each local barrier/friction Hessian is projected
 //! before assembly so that Newton's system stays positive definite).
 
-use nalgebra::{DMatrix, SMatrix, SymmetricEigen};
+use nalgebra::{DMatrix, Matrix3, SMatrix, SymmetricEigen};
 
 /// The nearest symmetric positive semidefinite matrix (in the Frobenius norm) to the
 /// symmetric part `S = (m + mᵀ)/2` of `m`: `V max(Λ, 0) Vᵀ` with `S = V Λ Vᵀ`
@@ -71,6 +71,122 @@ pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
         3 => project_block::<9>(&sym, &used[..3]),
         _ => project_stack12(&sym),
     }
+}
+
+/// [`project_psd12`] for the stencil of a function of its vertices' *differences* alone (a
+/// body–body pair's barrier: `b(d²)` and the mollifier do not change when all four points
+/// translate together), at the cost of an eigendecomposition three sizes smaller.
+///
+/// Such a Hessian `H` maps every rigid translation `1 ⊗ t` of the vertices it involves to
+/// zero. With `Q` (k × (k−1)) an orthonormal basis of the complement of `1` in `ℝᵏ`, `H = (Q ⊗
+/// I₃) H' (Q ⊗ I₃)ᵀ` for `H' = (Q ⊗ I₃)ᵀ H (Q ⊗ I₃)`, and because `Q ⊗ I₃` has orthonormal
+/// columns, `H'`'s eigenvectors mapped back are `H`'s (the translations are the rest, at
+/// eigenvalue 0). So the Frobenius-nearest PSD matrix of `H` is `(Q ⊗ I₃) proj(H') (Q ⊗ I₃)ᵀ`:
+/// the same matrix as [`project_psd12`]'s, up to rounding, from a 9×9 eigendecomposition
+/// instead of 12×12 for four vertices (6×6 for three, 3×3 for two). An orthonormal `Q`
+/// matters: positions relative to one vertex (not orthonormal) give another, stiffer matrix
+/// (see `BarrierHessian::Projected`). Any part of `m` that does not vanish on translations
+/// (round-off only, for the stencils it is used on) is dropped.
+pub fn project_psd12_translation_invariant(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
+    if m.iter().any(|x| !x.is_finite()) {
+        return *m;
+    }
+    let sym = (m + m.transpose()) * 0.5;
+    let mut used = [0usize; 4];
+    let mut k = 0;
+    for a in 0..4 {
+        if (3 * a..3 * a + 3).any(|r| sym.row(r).iter().any(|&x| x != 0.0)) {
+            used[k] = a;
+            k += 1;
+        }
+    }
+    match k {
+        0 => sym,
+        // A function of one point that is translation invariant is constant: what is there
+        // is not of that kind, so it is projected as it is.
+        1 => project_block::<3>(&sym, &used[..1]),
+        2 => project_relative::<3>(&sym, &used[..2], &COMPLEMENT_2),
+        3 => project_relative::<6>(&sym, &used[..3], &COMPLEMENT_3),
+        _ => project_relative::<9>(&sym, &used, &COMPLEMENT_4),
+    }
+}
+
+const H: f64 = 0.5;
+/// Orthonormal bases `Q` of the complement of `(1, …, 1)` in `ℝᵏ`, row `a` for vertex `a`
+/// (unused columns zero): `(1, −1)/√2`; two Helmert columns for three; the last three columns
+/// of the 4×4 Hadamard matrix / 2 for four.
+const COMPLEMENT_2: [[f64; 3]; 4] = [
+    [std::f64::consts::FRAC_1_SQRT_2, 0.0, 0.0],
+    [-std::f64::consts::FRAC_1_SQRT_2, 0.0, 0.0],
+    [0.0; 3],
+    [0.0; 3],
+];
+const COMPLEMENT_3: [[f64; 3]; 4] = [
+    [std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863_0, 0.0],
+    [-std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863_0, 0.0],
+    [0.0, -0.816_496_580_927_726_0, 0.0],
+    [0.0; 3],
+];
+const COMPLEMENT_4: [[f64; 3]; 4] = [[H, H, H], [H, -H, -H], [-H, H, -H], [-H, -H, H]];
+
+/// `(Q ⊗ I₃) proj((Q ⊗ I₃)ᵀ S (Q ⊗ I₃)) (Q ⊗ I₃)ᵀ` on the vertex blocks `used` of `sym`
+/// (`R = 3 (used.len() − 1)`), the other entries zero.
+fn project_relative<const R: usize>(
+    sym: &SMatrix<f64, 12, 12>,
+    used: &[usize],
+    q: &[[f64; 3]; 4],
+) -> SMatrix<f64, 12, 12>
+where
+    SMatrix<f64, R, R>: ProjectSmall,
+{
+    let (k, r) = (used.len(), R / 3);
+    let block = |m: &SMatrix<f64, 12, 12>, a: usize, b: usize| -> Matrix3<f64> {
+        m.fixed_view::<3, 3>(3 * a, 3 * b).into_owned()
+    };
+    // T = S (Q ⊗ I): block (a, j) = Σ_b q[b][j] S_ab, then H' = (Q ⊗ I)ᵀ T.
+    let mut t = [[Matrix3::<f64>::zeros(); 3]; 4];
+    for a in 0..k {
+        for b in 0..k {
+            let s_ab = block(sym, used[a], used[b]);
+            for j in 0..r {
+                t[a][j] += q[b][j] * s_ab;
+            }
+        }
+    }
+    let mut reduced = SMatrix::<f64, R, R>::zeros();
+    for i in 0..r {
+        for j in 0..r {
+            let mut h = Matrix3::zeros();
+            for (a, row) in t.iter().enumerate().take(k) {
+                h += q[a][i] * row[j];
+            }
+            reduced.fixed_view_mut::<3, 3>(3 * i, 3 * j).copy_from(&h);
+        }
+    }
+    // Exactly symmetric before the eigendecomposition.
+    let reduced = (reduced + reduced.transpose()) * 0.5;
+    let projected = reduced.project_small();
+    // Back: U = proj (Q ⊗ I)ᵀ, block (i, b) = Σ_j q[b][j] P_ij; out_ab = Σ_i q[a][i] U_ib.
+    let mut u = [[Matrix3::<f64>::zeros(); 4]; 3];
+    for (i, row) in u.iter_mut().enumerate().take(r) {
+        for (b, ub) in row.iter_mut().enumerate().take(k) {
+            for j in 0..r {
+                *ub += q[b][j] * projected.fixed_view::<3, 3>(3 * i, 3 * j);
+            }
+        }
+    }
+    let mut out = SMatrix::<f64, 12, 12>::zeros();
+    for a in 0..k {
+        for b in 0..k {
+            let mut h = Matrix3::zeros();
+            for (i, row) in u.iter().enumerate().take(r) {
+                h += q[a][i] * row[b];
+            }
+            out.fixed_view_mut::<3, 3>(3 * used[a], 3 * used[b])
+                .copy_from(&h);
+        }
+    }
+    (out + out.transpose()) * 0.5
 }
 
 /// `V max(Λ, 0) Vᵀ` of the symmetric `sym` (12×12, on the stack); `sym` itself when its
@@ -209,6 +325,108 @@ mod tests {
             project_psd12(&SMatrix::zeros()),
             SMatrix::<f64, 12, 12>::zeros()
         );
+    }
+
+    /// `C A C` with `C = (I − 11ᵀ/k) ⊗ I₃` on the vertices `used` (the others zero): a
+    /// symmetric matrix that maps every translation of those vertices to zero.
+    fn translation_invariant(rng: &mut Rng, used: &[usize]) -> SMatrix<f64, 12, 12> {
+        let a: SMatrix<f64, 12, 12> = rng.symmetric();
+        let k = used.len() as f64;
+        let mut c = SMatrix::<f64, 12, 12>::zeros();
+        for &i in used {
+            for &j in used {
+                let w = if i == j { 1.0 - 1.0 / k } else { -1.0 / k };
+                for r in 0..3 {
+                    c[(3 * i + r, 3 * j + r)] = w;
+                }
+            }
+        }
+        c * a * c
+    }
+
+    #[test]
+    fn the_translation_invariant_projection_equals_the_full_one() {
+        let mut rng = Rng(0x0dd5_eed5_1234_9876);
+        for used in [
+            vec![0, 1, 2, 3],
+            vec![0, 1, 2, 3],
+            vec![0, 1, 2, 3],
+            vec![0, 2, 3],
+            vec![1, 2, 3],
+            vec![0, 3],
+            vec![1, 2],
+        ] {
+            for _ in 0..5 {
+                let m = translation_invariant(&mut rng, &used);
+                let (full, reduced) = (project_psd12(&m), project_psd12_translation_invariant(&m));
+                assert!(
+                    (full - reduced).norm() <= 1e-12 * (1.0 + full.norm()),
+                    "{used:?}: {}",
+                    (full - reduced).norm()
+                );
+                assert_eq!(reduced, reduced.transpose());
+                for a in (0..4).filter(|a| !used.contains(a)) {
+                    assert!(reduced.row(3 * a).iter().all(|&x| x == 0.0));
+                }
+            }
+        }
+        // Positive semidefinite input (a Gram matrix of differences) comes back unchanged.
+        let b = rng.matrix::<12, 12>();
+        let m = {
+            let g = b * b.transpose();
+            // The centring (I − 11ᵀ/4) ⊗ I₃.
+            let k = SMatrix::<f64, 12, 12>::from_fn(|i, j| {
+                if i % 3 == j % 3 {
+                    if i / 3 == j / 3 {
+                        0.75
+                    } else {
+                        -0.25
+                    }
+                } else {
+                    0.0
+                }
+            });
+            k * g * k
+        };
+        assert!((project_psd12_translation_invariant(&m) - m).norm() <= 1e-12 * m.norm());
+    }
+
+    #[test]
+    fn barrier_hessians_of_pairs_project_alike_both_ways() {
+        use crate::contact::ipc::distance::{
+            edge_edge_distance2_gradient, edge_edge_distance2_hessian,
+            point_triangle_distance2_gradient, point_triangle_distance2_hessian,
+        };
+        use nalgebra::Vector3;
+        let mut rng = Rng(0x7a7a_5c5c_0101_2323);
+        let mut point = |rng: &mut Rng| {
+            Vector3::new(rng.uniform(), rng.uniform(), rng.uniform()) * 2.0
+                - Vector3::new(1.0, 1.0, 1.0)
+        };
+        for case in 0..200 {
+            let p = [point(&mut rng), point(&mut rng), point(&mut rng), point(&mut rng)];
+            // b' < 0 < b'': the barrier's signs near contact.
+            let (db, d2b) = (-1.0 - rng.uniform(), 1.0 + 10.0 * rng.uniform());
+            let (g, h) = if case % 2 == 0 {
+                (
+                    point_triangle_distance2_gradient(&p[0], &p[1], &p[2], &p[3]),
+                    point_triangle_distance2_hessian(&p[0], &p[1], &p[2], &p[3]),
+                )
+            } else {
+                (
+                    edge_edge_distance2_gradient(&p[0], &p[1], &p[2], &p[3]),
+                    edge_edge_distance2_hessian(&p[0], &p[1], &p[2], &p[3]),
+                )
+            };
+            let m = d2b * g * g.transpose() + db * h;
+            let (full, reduced) = (project_psd12(&m), project_psd12_translation_invariant(&m));
+            assert!(
+                (full - reduced).norm() <= 1e-11 * (1.0 + full.norm()),
+                "case {case}: {} of {}",
+                (full - reduced).norm(),
+                full.norm()
+            );
+        }
     }
 
     fn min_eigenvalue(m: &SMatrix<f64, 12, 12>) -> f64 {
