@@ -122,15 +122,17 @@ const COMPLEMENT_2: [[f64; 3]; 4] = [
     [0.0; 3],
 ];
 const COMPLEMENT_3: [[f64; 3]; 4] = [
-    [std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863_0, 0.0],
-    [-std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863_0, 0.0],
-    [0.0, -0.816_496_580_927_726_0, 0.0],
+    [std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863, 0.0],
+    [-std::f64::consts::FRAC_1_SQRT_2, 0.408_248_290_463_863, 0.0],
+    [0.0, -0.816_496_580_927_726, 0.0],
     [0.0; 3],
 ];
 const COMPLEMENT_4: [[f64; 3]; 4] = [[H, H, H], [H, -H, -H], [-H, H, -H], [-H, -H, H]];
 
 /// `(Q ⊗ I₃) proj((Q ⊗ I₃)ᵀ S (Q ⊗ I₃)) (Q ⊗ I₃)ᵀ` on the vertex blocks `used` of `sym`
-/// (`R = 3 (used.len() − 1)`), the other entries zero.
+/// (`R = 3 (used.len() − 1)`), the other entries zero. (Index loops: the same indices run
+/// over `q`, the blocks and the reduced matrix.)
+#[allow(clippy::needless_range_loop)]
 fn project_relative<const R: usize>(
     sym: &SMatrix<f64, 12, 12>,
     used: &[usize],
@@ -399,12 +401,17 @@ mod tests {
         };
         use nalgebra::Vector3;
         let mut rng = Rng(0x7a7a_5c5c_0101_2323);
-        let mut point = |rng: &mut Rng| {
+        let point = |rng: &mut Rng| {
             Vector3::new(rng.uniform(), rng.uniform(), rng.uniform()) * 2.0
                 - Vector3::new(1.0, 1.0, 1.0)
         };
         for case in 0..200 {
-            let p = [point(&mut rng), point(&mut rng), point(&mut rng), point(&mut rng)];
+            let p = [
+                point(&mut rng),
+                point(&mut rng),
+                point(&mut rng),
+                point(&mut rng),
+            ];
             // b' < 0 < b'': the barrier's signs near contact.
             let (db, d2b) = (-1.0 - rng.uniform(), 1.0 + 10.0 * rng.uniform());
             let (g, h) = if case % 2 == 0 {
