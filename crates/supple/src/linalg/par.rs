@@ -82,14 +82,7 @@ pub fn chunked<T: Send>(
 
 /// Runs `body(i, &mut out[i])` for every element of `out`, in parallel when it is large.
 pub fn for_each_mut<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync + Send) {
-    if out.len() < PAR_MIN {
-        out.iter_mut().enumerate().for_each(|(i, o)| body(i, o));
-    } else {
-        out.par_iter_mut()
-            .with_min_len(256)
-            .enumerate()
-            .for_each(|(i, o)| body(i, o));
-    }
+    for_each_mut_from(out, PAR_MIN, 256, body);
 }
 
 /// Below this many items, [`for_each_mut_costly`] runs on the calling thread.
@@ -100,11 +93,22 @@ pub const COSTLY_PAR_MIN: usize = 64;
 /// tasks of at least 16. Each item is written by its own call alone, so the result does not
 /// depend on the thread count.
 pub fn for_each_mut_costly<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) + Sync + Send) {
-    if out.len() < COSTLY_PAR_MIN {
+    for_each_mut_from(out, COSTLY_PAR_MIN, 16, body);
+}
+
+/// `body(i, &mut out[i])` for every element: on the calling thread below `par_min` items,
+/// otherwise in parallel tasks of at least `min_len`.
+fn for_each_mut_from<T: Send>(
+    out: &mut [T],
+    par_min: usize,
+    min_len: usize,
+    body: impl Fn(usize, &mut T) + Sync + Send,
+) {
+    if out.len() < par_min {
         out.iter_mut().enumerate().for_each(|(i, o)| body(i, o));
     } else {
         out.par_iter_mut()
-            .with_min_len(16)
+            .with_min_len(min_len)
             .enumerate()
             .for_each(|(i, o)| body(i, o));
     }

@@ -56,6 +56,18 @@ pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
         return *m;
     }
     let sym = (m + m.transpose()) * 0.5;
+    let (used, k) = used_vertices(&sym);
+    match k {
+        0 => sym,
+        1 => project_block::<3>(&sym, &used[..1]),
+        2 => project_block::<6>(&sym, &used[..2]),
+        3 => project_block::<9>(&sym, &used[..3]),
+        _ => project_stack12(&sym),
+    }
+}
+
+/// The vertices (0..4) whose three rows of `sym` are not all zero, in order, and how many.
+fn used_vertices(sym: &SMatrix<f64, 12, 12>) -> ([usize; 4], usize) {
     let mut used = [0usize; 4];
     let mut k = 0;
     for a in 0..4 {
@@ -64,13 +76,7 @@ pub fn project_psd12(m: &SMatrix<f64, 12, 12>) -> SMatrix<f64, 12, 12> {
             k += 1;
         }
     }
-    match k {
-        0 => sym,
-        1 => project_block::<3>(&sym, &used[..1]),
-        2 => project_block::<6>(&sym, &used[..2]),
-        3 => project_block::<9>(&sym, &used[..3]),
-        _ => project_stack12(&sym),
-    }
+    (used, k)
 }
 
 /// [`project_psd12`] for the stencil of a function of its vertices' *differences* alone (a
@@ -92,14 +98,7 @@ pub fn project_psd12_translation_invariant(m: &SMatrix<f64, 12, 12>) -> SMatrix<
         return *m;
     }
     let sym = (m + m.transpose()) * 0.5;
-    let mut used = [0usize; 4];
-    let mut k = 0;
-    for a in 0..4 {
-        if (3 * a..3 * a + 3).any(|r| sym.row(r).iter().any(|&x| x != 0.0)) {
-            used[k] = a;
-            k += 1;
-        }
-    }
+    let (used, k) = used_vertices(&sym);
     match k {
         0 => sym,
         // A function of one point that is translation invariant is constant: what is there
@@ -107,7 +106,7 @@ pub fn project_psd12_translation_invariant(m: &SMatrix<f64, 12, 12>) -> SMatrix<
         1 => project_block::<3>(&sym, &used[..1]),
         2 => project_relative::<3>(&sym, &used[..2], &COMPLEMENT_2),
         3 => project_relative::<6>(&sym, &used[..3], &COMPLEMENT_3),
-        _ => project_relative::<9>(&sym, &used, &COMPLEMENT_4),
+        _ => project_relative::<9>(&sym, &used[..4], &COMPLEMENT_4),
     }
 }
 
