@@ -14,6 +14,7 @@ pub mod ordering;
 pub mod par;
 mod partition;
 mod pcg;
+pub mod small_eigen;
 pub mod solver;
 mod ssor;
 pub mod symbolic;

@@ -98,7 +98,7 @@ pub fn for_each_mut_costly<T: Send>(out: &mut [T], body: impl Fn(usize, &mut T) 
 
 /// `body(i, &mut out[i])` for every element: on the calling thread below `par_min` items,
 /// otherwise in parallel tasks of at least `min_len`.
-fn for_each_mut_from<T: Send>(
+pub fn for_each_mut_from<T: Send>(
     out: &mut [T],
     par_min: usize,
     min_len: usize,

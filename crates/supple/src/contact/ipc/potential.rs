@@ -30,6 +30,11 @@ use nalgebra::{Matrix3, Vector3};
 mod line_search;
 mod obstacle_core;
 
+/// The narrow phase runs in parallel from this many candidates, in tasks of at least
+/// [`NARROW_MIN_LEN`] (a distance costs about a tenth of a microsecond).
+const NARROW_PAR_MIN: usize = 512;
+const NARROW_MIN_LEN: usize = 128;
+
 /// Broad-phase groups of the primitives.
 const VERTEX: u8 = 0;
 const EDGE: u8 = 1;
@@ -87,6 +92,18 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// A placeholder: no pair (`d2 = ∞`).
+    fn none() -> Self {
+        Self {
+            kind: PairKind::PointTriangle,
+            v: [0; 4],
+            obstacle: 0,
+            core: 0,
+            d2: f64::INFINITY,
+            eps_x: 0.0,
+        }
+    }
+
     /// Vertices of the stencil (1 for a point–obstacle pair, else 4).
     pub fn n_vertices(&self) -> usize {
         if self.kind == PairKind::PointObstacle {
@@ -154,6 +171,12 @@ pub struct ContactSet {
     /// obstacle pair, since the barrier cannot move them (a cylinder's base fixed on the
     /// platform it stands on lies at distance 0 from it).
     held: Vec<bool>,
+    /// The narrow phase's candidates with their distances, in the broad phase's order
+    /// (a workspace of [`update`](Self::update); `d2 = ∞`: not a pair to test).
+    narrow: Vec<Pair>,
+    /// Per-chunk smallest step fractions of the CCD (a workspace of
+    /// [`max_step`](Self::max_step)).
+    ccd_partials: Vec<f64>,
 }
 
 impl ContactSet {
@@ -186,6 +209,8 @@ impl ContactSet {
             boxes: vec![Aabb::empty(); groups.len()],
             excluded: Vec::new(),
             held: vec![false; mesh.owner.len()],
+            narrow: Vec::new(),
+            ccd_partials: Vec::new(),
         };
         // Self pairs already within d̂ at rest are features of the mesh, not contacts.
         if pairing.self_collision {
@@ -232,15 +257,16 @@ impl ContactSet {
             b.inflate(r);
             b
         };
-        for (k, &v) in mesh.vertices.iter().enumerate() {
-            self.boxes[k] = bx(&[v]);
-        }
-        for (k, e) in mesh.edges.iter().enumerate() {
-            self.boxes[nv + k] = bx(e);
-        }
-        for (k, t) in mesh.triangles.iter().enumerate() {
-            self.boxes[nv + ne + k] = bx(t);
-        }
+        // Box by box into its own slot: the same boxes on any thread count.
+        par::for_each_mut(&mut self.boxes, |k, b| {
+            *b = if k < nv {
+                bx(&[mesh.vertices[k]])
+            } else if k < nv + ne {
+                bx(&mesh.edges[k - nv])
+            } else {
+                bx(&mesh.triangles[k - nv - ne])
+            };
+        });
     }
 
     fn same_body(mesh: &CollisionMesh, i: u32, j: u32) -> bool {
@@ -312,40 +338,57 @@ impl ContactSet {
         let mut min_d2 = f64::INFINITY;
         let pairing = self.pairing;
         let candidates = self.near.update(&self.boxes);
-        for &(i, j) in candidates {
-            if self.excluded.binary_search(&(i, j)).is_ok() {
+        // The distances candidate by candidate, in parallel into their own slots, then the
+        // pairs kept in the broad phase's order (the same set, and the same first infeasible
+        // pair, on any thread count).
+        let excluded = &self.excluded;
+        self.narrow.resize(candidates.len(), Pair::none());
+        par::for_each_mut_from(
+            &mut self.narrow,
+            NARROW_PAR_MIN,
+            NARROW_MIN_LEN,
+            |c, out| {
+                let (i, j) = candidates[c];
+                *out = Pair::none();
+                if excluded.binary_search(&(i, j)).is_ok() {
+                    return;
+                }
+                let Some((kind, v)) = Self::stencil(pairing, mesh, i, j) else {
+                    return;
+                };
+                let p = v.map(|k| x[k as usize]);
+                let (d2, eps_x) = match kind {
+                    PairKind::PointTriangle => {
+                        (point_triangle_distance2(&p[0], &p[1], &p[2], &p[3]), 0.0)
+                    }
+                    _ => {
+                        let r = v.map(|k| mesh.rest[k as usize]);
+                        (
+                            edge_edge_distance2(&p[0], &p[1], &p[2], &p[3]),
+                            edge_edge_mollifier_threshold(&r[0], &r[1], &r[2], &r[3]),
+                        )
+                    }
+                };
+                *out = Pair {
+                    kind,
+                    v,
+                    obstacle: 0,
+                    core: 0,
+                    d2,
+                    eps_x,
+                };
+            },
+        );
+        for pair in &self.narrow {
+            if pair.d2 == f64::INFINITY {
                 continue;
             }
-            let Some((kind, v)) = Self::stencil(pairing, mesh, i, j) else {
-                continue;
-            };
-            let p = v.map(|k| x[k as usize]);
-            let (d2, eps_x) = match kind {
-                PairKind::PointTriangle => {
-                    (point_triangle_distance2(&p[0], &p[1], &p[2], &p[3]), 0.0)
-                }
-                _ => {
-                    let r = v.map(|k| mesh.rest[k as usize]);
-                    (
-                        edge_edge_distance2(&p[0], &p[1], &p[2], &p[3]),
-                        edge_edge_mollifier_threshold(&r[0], &r[1], &r[2], &r[3]),
-                    )
-                }
-            };
-            min_d2 = min_d2.min(d2);
-            let pair = Pair {
-                kind,
-                v,
-                obstacle: 0,
-                core: 0,
-                d2,
-                eps_x,
-            };
-            if d2.is_nan() || d2 <= 0.0 {
-                return Err(pair);
+            min_d2 = min_d2.min(pair.d2);
+            if pair.d2.is_nan() || pair.d2 <= 0.0 {
+                return Err(*pair);
             }
-            if d2 < dhat2 {
-                self.pairs.push(pair);
+            if pair.d2 < dhat2 {
+                self.pairs.push(*pair);
             }
         }
         for (o, obstacle) in obstacles.list.iter().enumerate() {
